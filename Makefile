@@ -1,0 +1,19 @@
+# The two commands: `make demo` (the main job) and `make test` (the tests).
+# Both set up .venv first if needed (scripts/setup.sh is idempotent).
+PY := .venv/bin/python
+export MUJOCO_GL ?= osmesa
+export PYOPENGL_PLATFORM ?= osmesa
+
+.PHONY: setup demo test lint bench
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	$(PY) -m surrogait_rehearsal.demo $(DEMO_ARGS)
+
+test: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: setup
+	.venv/bin/ruff check .

@@ -1,0 +1,222 @@
+"""The policy contract: everything a policy depends on, stored inside its ONNX file.
+
+Export writes it into the model's `metadata_props`; deployment and evaluation read it
+back, so joint order, observation scales, action mapping, PD gains, control period and gait
+clock can never drift from what the policy was trained with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Literal
+
+SCHEMA_VERSION = 1
+METADATA_KEY = "surrogait.contract"
+SCHEMA_KEY = "surrogait.schema_version"
+
+ObsSource = Literal["proprioception", "estimator", "command", "gait_clock", "policy"]
+OBS_SOURCES = ("proprioception", "estimator", "command", "gait_clock", "policy")
+
+
+class ContractError(ValueError):
+    """A policy file's contract cannot be used; the message names the file and the problem."""
+
+
+class MissingContractError(ContractError):
+    pass
+
+
+class MalformedContractError(ContractError):
+    pass
+
+
+class SchemaVersionError(ContractError):
+    pass
+
+
+class RobotMismatchError(ContractError):
+    pass
+
+
+class PolicyFileError(ContractError):
+    """The policy file itself is missing or is not a readable ONNX model."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ObsTerm:
+    """One observation term: obs = clip(value · scale, -clip, clip)."""
+
+    name: str
+    size: int
+    scale: float = 1.0
+    clip: float = 100.0
+    source: ObsSource = "proprioception"
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionSpec:
+    """joint_targets = offset + scale · clip(action, -clip, clip), in SDK joint order."""
+
+    scale: tuple[float, ...]
+    offset: tuple[float, ...]
+    clip: float = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class GaitSpec:
+    """A periodic gait schedule: leg i is in stance while its phase is below duty_factor.
+
+    Phase offsets are per leg in SDK leg order (FR, FL, RR, RL), in cycles (0..1).
+    """
+
+    name: str = "trot"
+    period_s: float = 0.5
+    duty_factor: float = 0.5
+    phase_offsets: tuple[float, float, float, float] = (0.0, 0.5, 0.5, 0.0)
+    swing_height_m: float = 0.08
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandRanges:
+    """Velocity command limits (body frame): m/s, m/s, rad/s."""
+
+    lin_vel_x: tuple[float, float] = (-0.5, 1.0)
+    lin_vel_y: tuple[float, float] = (-0.3, 0.3)
+    ang_vel_yaw: tuple[float, float] = (-0.5, 0.5)
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyContract:
+    robot: str
+    joint_names: tuple[str, ...]
+    observation: tuple[ObsTerm, ...]
+    action: ActionSpec
+    kp: tuple[float, ...]
+    kd: tuple[float, ...]
+    control_dt_s: float = 0.02
+    gait: GaitSpec = GaitSpec()
+    command_ranges: CommandRanges = CommandRanges()
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def obs_size(self) -> int:
+        return sum(t.size for t in self.observation)
+
+    @property
+    def action_size(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def estimator_terms(self) -> tuple[str, ...]:
+        """Terms the policy needs from the state estimator (e.g. base_lin_vel_b)."""
+        return tuple(t.name for t in self.observation if t.source == "estimator")
+
+    def term(self, name: str) -> ObsTerm:
+        for t in self.observation:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<string>") -> PolicyContract:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise MalformedContractError(f"{source}: contract metadata is not valid JSON ({e})") from None
+        if not isinstance(raw, dict):
+            raise MalformedContractError(f"{source}: contract metadata must be a JSON object")
+        version = raw.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{source}: contract schema version {version!r}, this surrogait reads version "
+                f"{SCHEMA_VERSION}; re-export the policy with this version of surrogait"
+            )
+        try:
+            contract = cls(
+                robot=str(raw["robot"]),
+                joint_names=tuple(raw["joint_names"]),
+                observation=tuple(ObsTerm(**t) for t in raw["observation"]),
+                action=ActionSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["action"].items()}),
+                kp=tuple(raw["kp"]),
+                kd=tuple(raw["kd"]),
+                control_dt_s=float(raw["control_dt_s"]),
+                gait=GaitSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["gait"].items()}),
+                command_ranges=CommandRanges(**{k: tuple(v) for k, v in raw["command_ranges"].items()}),
+                schema_version=version,
+            )
+        except (KeyError, TypeError) as e:
+            raise MalformedContractError(f"{source}: contract is missing or has a wrong field ({e!r})") from None
+        contract.validate(source)
+        return contract
+
+    def validate(self, source: str = "<contract>") -> None:
+        n = len(self.joint_names)
+        problems = []
+        for field in ("kp", "kd"):
+            if len(getattr(self, field)) != n:
+                problems.append(f"{field} has {len(getattr(self, field))} entries for {n} joints")
+        if len(self.action.scale) != n or len(self.action.offset) != n:
+            problems.append(f"action scale/offset must have {n} entries")
+        if self.control_dt_s <= 0:
+            problems.append("control_dt_s must be positive")
+        if len(self.gait.phase_offsets) != 4 or not 0 < self.gait.duty_factor < 1:
+            problems.append("gait needs 4 phase offsets and a duty factor in (0, 1)")
+        for t in self.observation:
+            if t.source not in OBS_SOURCES:
+                problems.append(f"observation term {t.name!r} has unknown source {t.source!r}")
+            if t.size <= 0:
+                problems.append(f"observation term {t.name!r} has size {t.size}")
+        if problems:
+            raise MalformedContractError(f"{source}: " + "; ".join(problems))
+
+    def check_robot(self, robot: str, source: str = "<contract>") -> None:
+        if self.robot != robot:
+            raise RobotMismatchError(
+                f"{source}: this policy was trained for the {self.robot!r}, but the robot here is a "
+                f"{robot!r}; use a policy exported for the {robot!r}"
+            )
+
+
+def write_contract(onnx_path: Path | str, contract: PolicyContract) -> None:
+    """Embed `contract` in an existing ONNX file's metadata (rewrites the file atomically)."""
+    import onnx
+
+    contract.validate(str(onnx_path))
+    model = onnx.load(str(onnx_path))
+    kept = [p for p in model.metadata_props if p.key not in (METADATA_KEY, SCHEMA_KEY)]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    for key, value in ((METADATA_KEY, contract.to_json()), (SCHEMA_KEY, str(contract.schema_version))):
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    tmp = Path(f"{onnx_path}.tmp")
+    onnx.save(model, str(tmp))
+    tmp.replace(onnx_path)
+
+
+def read_contract(onnx_path: Path | str, robot: str | None = None) -> PolicyContract:
+    """Read and check the contract of an ONNX policy; `robot` refuses a policy for another robot."""
+    import onnx
+
+    path = Path(onnx_path)
+    if not path.is_file():
+        raise PolicyFileError(f"{path}: policy file not found; export one with `surrogait-train export`")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as e:  # onnx raises several types for a corrupt file
+        raise PolicyFileError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    meta = {p.key: p.value for p in model.metadata_props}
+    if METADATA_KEY not in meta:
+        raise MissingContractError(
+            f"{path}: no surrogait policy contract in the ONNX metadata; this file was not exported "
+            "by `surrogait-train export`"
+        )
+    contract = PolicyContract.from_json(meta[METADATA_KEY], source=str(path))
+    if robot is not None:
+        contract.check_robot(robot, str(path))
+    return contract

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Create or refresh the project virtualenv (.venv, Python 3.11) and the Debian packages it needs.
+# Idempotent: with nothing changed it only checks, in a second or two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(libosmesa6)
+missing=()
+for deb in "${DEBS[@]}"; do
+  dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+
+# Everything pip installs is keyed by this hash; a change to any of these files reinstalls.
+PACKAGES=(ros2_ws/src/*/ training/)
+hash=$(cat requirements.txt ros2_ws/src/*/setup.py ros2_ws/src/*/package.xml training/pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$hash" ]; then
+  echo "setup: installing Python dependencies into .venv (first run takes about a minute)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt
+  editable=()
+  for p in "${PACKAGES[@]}"; do editable+=(-e "$p"); done
+  .venv/bin/python -m pip install -q --no-deps "${editable[@]}"
+  echo "$hash" > .venv/.setup-hash
+fi

@@ -1,0 +1,1 @@
+"""surrogait trainer: differentiable simulation (MuJoCo forward, torch surrogate backward)."""
