@@ -159,3 +159,10 @@ def decode_lowstate(msg) -> LowStateView:
         foot_force=np.array(msg.foot_force, dtype=np.float64),
         gamepad=decode_gamepad(msg.wireless_remote),
     )
+
+
+# The operator's gamepad chords, shared by the policy node and the safety monitor.
+ESTOP_KEYS = frozenset({"L2", "B"})  # latch damping (safety monitor and policy node)
+STAND_UP_KEYS = frozenset({"L2", "A"})  # PASSIVE -> STAND_UP -> READY
+WALK_KEYS = frozenset({"start"})  # READY -> WALK
+STOP_WALK_KEYS = frozenset({"select"})  # WALK -> READY
