@@ -60,7 +60,9 @@ class ObservationBuilder:
                 raise KeyError(f"observation term {term.name!r} was not provided")
             value = raw[term.name]
             if value.shape[-1] != term.size:
-                raise ValueError(f"observation term {term.name!r} has size {value.shape[-1]}, contract says {term.size}")
+                raise ValueError(
+                    f"observation term {term.name!r} has size {value.shape[-1]}, contract says {term.size}"
+                )
             parts.append((value * term.scale).clip(-term.clip, term.clip))
         if isinstance(parts[0], np.ndarray):
             return np.concatenate(parts, axis=-1).astype(np.float32)

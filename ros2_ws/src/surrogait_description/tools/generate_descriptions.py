@@ -275,6 +275,71 @@ def settle_standing_qpos(scene_path: Path, facts: RobotFacts, seconds: float = 3
     return qpos
 
 
+def _body_inertia_full(model: mujoco.MjModel, body: int) -> np.ndarray:
+    rot = np.zeros(9)
+    mujoco.mju_quat2Mat(rot, model.body_iquat[body])
+    rot = rot.reshape(3, 3)
+    return rot @ np.diag(model.body_inertia[body]) @ rot.T
+
+
+def urdf_text(robot_path: Path) -> str:
+    """A URDF for ROS tools (robot_state_publisher, Gazebo), converted from the compiled MJCF."""
+    model = mujoco.MjModel.from_xml_path(str(robot_path))
+    name = model.names[: model.names.index(b"\0")].decode()
+    out = ['<?xml version="1.0"?>',
+           f"<!-- Generated from mjcf/{robot_path.name} by tools/generate_descriptions.py; do not edit. -->",
+           f'<robot name="{name}">']
+    for b in range(1, model.nbody):
+        body = model.body(b)
+        inertia = _body_inertia_full(model, b)
+        out.append(f'  <link name="{body.name}">')
+        if model.body_mass[b] > 0:
+            out.append(
+                f'    <inertial><origin xyz="{_fmt(model.body_ipos[b])}" rpy="0 0 0"/><mass value="{model.body_mass[b]:.9g}"/>'
+                f'<inertia ixx="{inertia[0, 0]:.9g}" ixy="{inertia[0, 1]:.9g}" ixz="{inertia[0, 2]:.9g}" '
+                f'iyy="{inertia[1, 1]:.9g}" iyz="{inertia[1, 2]:.9g}" izz="{inertia[2, 2]:.9g}"/></inertial>'
+            )
+        if body.name == "base":
+            g = model.geom("trunk")
+            box = f'<geometry><box size="{_fmt(2 * g.size)}"/></geometry>'
+            out.append(f"    <visual>{box}</visual><collision>{box}</collision>")
+        out.append("  </link>")
+        if b > 1:
+            j = model.body_jntadr[b]
+            parent = model.body(model.body_parentid[b]).name
+            lo, hi = model.jnt_range[j]
+            actuator = next(a for a in range(model.nu) if model.actuator_trnid[a, 0] == j)
+            effort = model.actuator_ctrlrange[actuator, 1]
+            leg_joint = ("hip", "thigh", "calf").index(body.name.split("_")[1])
+            velocity = _numeric_data(model, "joint_velocity_limits")[leg_joint]
+            out.append(
+                f'  <joint name="{model.joint(j).name}" type="revolute"><parent link="{parent}"/><child link="{body.name}"/>'
+                f'<origin xyz="{_fmt(model.body_pos[b])}" rpy="0 0 0"/><axis xyz="{_fmt(model.jnt_axis[j])}"/>'
+                f'<limit lower="{lo:.9g}" upper="{hi:.9g}" effort="{effort:.9g}" velocity="{velocity:.9g}"/>'
+                f'<dynamics damping="{model.dof_damping[model.jnt_dofadr[j]]:.9g}" '
+                f'friction="{model.dof_frictionloss[model.jnt_dofadr[j]]:.9g}"/></joint>'
+            )
+    for leg in LEGS:
+        site = model.site(f"{leg}_foot")
+        sphere = f'<geometry><sphere radius="{model.geom(f"{leg}_foot").size[0]:.9g}"/></geometry>'
+        out.append(f'  <link name="{leg}_foot"><visual>{sphere}</visual><collision>{sphere}</collision></link>')
+        out.append(
+            f'  <joint name="{leg}_foot_fixed" type="fixed"><parent link="{leg}_calf"/><child link="{leg}_foot"/>'
+            f'<origin xyz="{_fmt(site.pos)}" rpy="0 0 0"/></joint>'
+        )
+    imu = model.site("imu")
+    out.append('  <link name="imu"/>')
+    out.append(f'  <joint name="imu_fixed" type="fixed"><parent link="base"/><child link="imu"/>'
+               f'<origin xyz="{_fmt(imu.pos)}" rpy="0 0 0"/></joint>')
+    out.append("</robot>")
+    return "\n".join(out) + "\n"
+
+
+def _numeric_data(model: mujoco.MjModel, name: str) -> np.ndarray:
+    i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_NUMERIC, name)
+    return model.numeric_data[model.numeric_adr[i] : model.numeric_adr[i] + model.numeric_size[i]]
+
+
 def write(facts: RobotFacts) -> None:
     mjcf_dir = PACKAGE_DIR / "mjcf"
     robot_path = mjcf_dir / f"{facts.name}.xml"
@@ -282,7 +347,9 @@ def write(facts: RobotFacts) -> None:
     robot_path.write_text(mjcf_text(facts))
     scene_path.write_text(SCENE.format(name=facts.name))
     robot_path.write_text(mjcf_text(facts, settle_standing_qpos(scene_path, facts)))
-    print(f"wrote {robot_path.relative_to(PACKAGE_DIR.parent)} and {scene_path.name}")
+    urdf_path = PACKAGE_DIR / "urdf" / f"{facts.name}.urdf"
+    urdf_path.write_text(urdf_text(robot_path))
+    print(f"wrote {robot_path.relative_to(PACKAGE_DIR.parent)}, {scene_path.name} and urdf/{urdf_path.name}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""The policy contract travels inside the ONNX file and is checked when it is read back."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from surrogait_core.contract import (
+    METADATA_KEY,
+    GaitSpec,
+    MalformedContractError,
+    MissingContractError,
+    PolicyContract,
+    PolicyFileError,
+    RobotMismatchError,
+    SchemaVersionError,
+    read_contract,
+    write_contract,
+)
+from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.robot_spec import load_robot_spec
+
+from .onnx_fixtures import linear_policy_onnx
+
+
+@pytest.fixture
+def contract():
+    pace = GaitSpec(name="pace", phase_offsets=(0.0, 0.5, 0.0, 0.5))
+    return make_locomotion_contract(load_robot_spec("go2"), gait=pace)
+
+
+@pytest.fixture
+def policy_file(tmp_path, contract):
+    path = tmp_path / "policy.onnx"
+    linear_policy_onnx(path, contract.obs_size, contract.action_size)
+    write_contract(path, contract)
+    return path
+
+
+def _set_metadata(path, value):
+    model = onnx.load(str(path))
+    for p in model.metadata_props:
+        if p.key == METADATA_KEY:
+            p.value = value
+    onnx.save(model, str(path))
+
+
+def test_contract_round_trips_through_a_real_onnx_file(policy_file, contract):
+    assert read_contract(policy_file) == contract
+    assert read_contract(policy_file, robot="go2").gait.name == "pace"
+
+
+def test_onnx_policy_runs_and_maps_actions_to_joint_targets(policy_file, contract):
+    policy = OnnxPolicy(policy_file, robot="go2")
+    obs = np.random.default_rng(0).normal(size=contract.obs_size).astype(np.float32)
+    action = policy.act(obs)
+    assert action.shape == (12,)
+    expected = np.asarray(contract.action.offset) + 0.25 * np.clip(action, -contract.action.clip, contract.action.clip)
+    np.testing.assert_allclose(policy.joint_targets(action), expected)
+    assert policy.act(np.stack([obs, obs])).shape == (2, 12)
+
+
+def test_missing_file_names_the_file(tmp_path):
+    with pytest.raises(PolicyFileError, match="nope.onnx.*not found"):
+        read_contract(tmp_path / "nope.onnx")
+
+
+def test_corrupt_file_is_refused(tmp_path):
+    path = tmp_path / "corrupt.onnx"
+    path.write_bytes(b"\x00garbage\xff" * 10)
+    with pytest.raises(PolicyFileError, match="corrupt.onnx.*not a readable ONNX"):
+        read_contract(path)
+
+
+def test_onnx_without_contract_is_refused(tmp_path):
+    path = tmp_path / "plain.onnx"
+    linear_policy_onnx(path, 53, 12)
+    with pytest.raises(MissingContractError, match="plain.onnx.*no surrogait policy contract"):
+        read_contract(path)
+
+
+def test_malformed_json_is_refused(policy_file):
+    _set_metadata(policy_file, "{not json")
+    with pytest.raises(MalformedContractError, match="not valid JSON"):
+        read_contract(policy_file)
+
+
+def test_contract_with_a_missing_field_is_refused(policy_file, contract):
+    raw = json.loads(contract.to_json())
+    del raw["kp"]
+    _set_metadata(policy_file, json.dumps(raw))
+    with pytest.raises(MalformedContractError, match="missing or has a wrong field.*kp"):
+        read_contract(policy_file)
+
+
+def test_contract_with_inconsistent_sizes_is_refused(policy_file, contract):
+    raw = json.loads(contract.to_json())
+    raw["kd"] = raw["kd"][:5]
+    _set_metadata(policy_file, json.dumps(raw))
+    with pytest.raises(MalformedContractError, match="kd has 5 entries for 12 joints"):
+        read_contract(policy_file)
+
+
+def test_other_schema_version_is_refused(policy_file, contract):
+    raw = json.loads(contract.to_json())
+    raw["schema_version"] = 99
+    _set_metadata(policy_file, json.dumps(raw))
+    with pytest.raises(SchemaVersionError, match="schema version 99.*re-export"):
+        read_contract(policy_file)
+
+
+def test_policy_for_another_robot_is_refused(policy_file):
+    with pytest.raises(RobotMismatchError, match="trained for the 'go2'.*robot here is a 'go1'"):
+        OnnxPolicy(policy_file, robot="go1")
+
+
+def test_network_that_disagrees_with_its_contract_is_refused(tmp_path, contract):
+    path = tmp_path / "wrong_size.onnx"
+    linear_policy_onnx(path, contract.obs_size + 3, contract.action_size)
+    write_contract(path, contract)
+    with pytest.raises(PolicyFileError, match="network maps 56 -> 12.*contract says 53 -> 12"):
+        OnnxPolicy(path)
+
+
+def test_rewriting_the_contract_replaces_it(policy_file, contract):
+    other = PolicyContract(**{**contract.__dict__, "control_dt_s": 0.01})
+    write_contract(policy_file, other)
+    assert read_contract(policy_file).control_dt_s == 0.01
+    keys = [p.key for p in onnx.load(str(policy_file)).metadata_props]
+    assert keys.count(METADATA_KEY) == 1
