@@ -9,10 +9,13 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/config", ["config/go2_sim.yaml"]),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
     description="MuJoCo Go2 rehearsal simulator speaking unitree_sdk2 DDS, and the demo",
     license="BSD-3-Clause",
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "go2_sim = surrogait_rehearsal.go2_sim_node:main",
+    ]},
 )

@@ -1,0 +1,155 @@
+"""Benchmark: the policy node's control loop during a rehearsal.
+
+Starts the MuJoCo Go2 (`go2_sim`) and the `policy_node` (plus the estimator and safety monitor
+with --full) as separate processes on loopback, stands the robot up and walks it at 0.5 m/s,
+and measures, over the walking window only:
+  - loop-period deviation from the contract's 20 ms (p50 / p99 / max),
+  - onnxruntime inference time (p50 / p99),
+  - state-to-command latency: from an rt/lowstate's arrival in the policy process to the LowCmd
+    written from it (p50 / p99),
+  - CPU share of the policy process (utime + stime from /proc/<pid>/stat over wall time).
+Targets (issue 5): p99 deviation ≤ 1 ms, inference p99 ≤ 0.3 ms, CPU ≤ 10 % of one core.
+
+    python bench/control_loop.py [--walk-s 30] [--full] [--realtime-priority 0]
+
+Writes bench/results/control_loop.json and bench/results/control_loop.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from surrogait_core.control_loop import LoopStats, timing_summary
+from surrogait_rehearsal.demo import launch_rehearsal, shipped_policy_path
+from surrogait_rehearsal.demo_processes import ProcessGroup
+from surrogait_rehearsal.demo_session import Segment, Session
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGETS = {"period_dev_p99_ms": 1.0, "inference_p99_ms": 0.3, "cpu_percent_of_core": 10.0}
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), from /proc (psutil is not a dependency)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine() -> dict:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--walk-s", type=float, default=30.0, help="walking time measured, s")
+    parser.add_argument("--full", action="store_true", help="also run the estimator and the safety monitor")
+    parser.add_argument("--realtime-priority", type=int, default=0, help="policy node's SCHED_FIFO priority")
+    parser.add_argument("--domain", type=int, default=25)
+    parser.add_argument("--state-timeout-s", type=float, default=None,
+                        help="policy node's rt/lowstate time-out (default: the rehearsal config's 0.06 s); a "
+                             "larger one keeps a measurement going through simulator stalls on a loaded machine")
+    parser.add_argument("--policy", type=Path, default=None, help="ONNX policy (default: the shipped one)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "control_loop")
+    args = parser.parse_args(argv)
+
+    policy = (args.policy or shipped_policy_path()).resolve()
+    work = Path(tempfile.mkdtemp(prefix="bench_control_loop_"))
+    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    link = {"dds_domain": args.domain, "network_interface": "lo"}
+    overrides = {"go2_sim": {**link, "video_path": "", "log_path": ""},
+                 "policy_node": {**link, "policy_path": str(policy), "realtime_priority": args.realtime_priority,
+                                 "timing_log_path": str(work / "timing.npz")}}
+    if args.state_timeout_s is not None:
+        overrides["policy_node"]["state_timeout_s"] = args.state_timeout_s
+    if args.full:
+        overrides["estimator_node"] = link
+        overrides["safety_monitor"] = {**link, "fault_log_path": str(work / "faults.jsonl")}
+    load_before = os.getloadavg()
+    with ProcessGroup(work / "logs", env) as group:
+        session = Session(args.domain, log=print)
+        try:
+            launch_rehearsal(group, session, overrides, work)
+            session.wait_for("the policy node", lambda: session.node.policy_state is not None, 60.0)
+            deadline = time.monotonic() + 20.0
+            while not session.call("stand_up", must_succeed=False)[0] and time.monotonic() < deadline:
+                time.sleep(0.5)
+            session.wait_for_state("READY", 15.0)
+            session.call("walk")
+            pid = next(c.process.pid for c in group.children if c.name == "policy_node")
+            session.node.sending, session.node.command = True, (0.5, 0.0, 0.0)
+            time.sleep(1.0)  # let the gait settle before measuring
+            t0, cpu0 = time.monotonic(), cpu_seconds(pid)
+            session.run_segments([Segment("walk 0.5 m/s", args.walk_s, (0.5, 0.0, 0.0))])
+            t1, cpu1 = time.monotonic(), cpu_seconds(pid)
+            final_state = session.node.policy_state
+            session.call("damp", must_succeed=False)
+        finally:
+            session.close()
+    load_after = os.getloadavg()
+
+    with np.load(work / "timing.npz") as z:
+        series = {f: z[f] for f in LoopStats.FIELDS}
+    window = (series["wake_s"] >= t0) & (series["wake_s"] <= t1)
+    stats = timing_summary({f: v[window] for f, v in series.items()}, period_s=0.02)
+    stats["cpu_percent_of_core"] = 100.0 * (cpu1 - cpu0) / (t1 - t0)
+    stats["walk_s"] = t1 - t0
+    stats["final_policy_state"] = final_state
+    verdict = {k: stats.get(k, float("inf")) <= v for k, v in TARGETS.items()}
+    result = {"benchmark": "control_loop", "stats": stats, "targets": TARGETS, "meets_target": verdict,
+              "config": {"full_stack": args.full, "realtime_priority": args.realtime_priority,
+                         "state_timeout_s": args.state_timeout_s,
+                         "policy": str(policy), "walk_s": args.walk_s},
+              "machine": machine(), "load_average_before": load_before, "load_average_after": load_after,
+              "command": "python bench/control_loop.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(result, indent=2))
+    args.out.with_suffix(".md").write_text(markdown(result))
+    print(markdown(result))
+    return 0
+
+
+def markdown(r: dict) -> str:
+    s, m = r["stats"], r["machine"]
+    rows = [
+        ("loop-period deviation from 20 ms", "period_dev", "≤ 1 ms (p99)"),
+        ("loop period", "period", ""),
+        ("inference (onnxruntime)", "inference", "≤ 0.3 ms (p99)"),
+        ("state-to-command latency", "state_age", ""),
+        ("wake-up to LowCmd written", "compute", ""),
+    ]
+    lines = [
+        "# Control loop of the policy node during a rehearsal",
+        "",
+        f"`{r['command']}` — {s['walk_s']:.0f} s walking at 0.5 m/s, {int(s['cycles'])} cycles; "
+        f"{'full stack (sim, policy, estimator, safety)' if r['config']['full_stack'] else 'sim + policy node'}; "
+        f"SCHED_FIFO priority {r['config']['realtime_priority']}; final policy state "
+        f"{s['final_policy_state']}.",
+        f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average "
+        f"{r['load_average_before'][0]:.1f} before, {r['load_average_after'][0]:.1f} after "
+        "(other work on the machine shares the cores).",
+        "",
+        "| quantity | p50 [ms] | p99 [ms] | max [ms] | target |",
+        "|---|---|---|---|---|",
+    ]
+    for label, key, target in rows:
+        if f"{key}_p50_ms" in s:
+            lines.append(f"| {label} | {s[f'{key}_p50_ms']:.3f} | {s[f'{key}_p99_ms']:.3f} | "
+                         f"{s[f'{key}_max_ms']:.3f} | {target} |")
+    lines += [f"| CPU of the policy process | {s['cpu_percent_of_core']:.1f} % of one core | | | ≤ 10 % |", "",
+              "Meets target: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in r["meets_target"].items()), ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

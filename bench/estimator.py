@@ -1,0 +1,443 @@
+"""Benchmark: state-estimator accuracy in rehearsal, against the simulator's ground truth.
+
+    python bench/estimator.py --mode offline [--driver policy|scripted] [--vx 0.5] [--walk-s 10]
+    python bench/estimator.py --mode live    [--driver policy|scripted] [--vx 0.5] [--walk-s 12] [--domain 35]
+
+live: the real processes over DDS on loopback, in real time: `go2_sim` (MuJoCo Go2, starts lying),
+`estimator_node`, and a driver:
+  policy    `policy_node` with the shipped policy (training/surrogait_train/pretrained/go2_trot.onnx):
+            policy/stand_up, then policy/walk with cmd_vel (vx) for --walk-s seconds;
+  scripted  tests/estimator/robot_driver.py: stands up by joint PD, then an open-loop trot from
+            inverse kinematics (no feedback), for when no walking policy is available.
+  `odom` and `sim/ground_truth` are both stamped with the wall clock when published; each ground-truth
+  message is paired with the estimate interpolated at its stamp. On a loaded machine the simulator runs
+  slower than real time and samples are lost in transport: this measures the pipeline as it ran.
+offline: the simulator core, the same policy (through PolicyRunner/OnnxPolicy) and the estimator core in
+  one loop in simulated time (the sim's sensor noise, integer foot forces as on the wire): exact timing,
+  so this measures the estimator itself, independent of the machine's load.
+Reports over the walking window: RMSE of body-frame vx, vy (target <= 0.1 m/s), height error (target
+<= 2 cm), the velocity error's mean and std (the noise a policy trained on `base_lin_vel_b` should see),
+and the same while standing. Writes bench/results/estimator_<mode>_<driver>.{json,md,png}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+POLICY = ROOT / "training/surrogait_train/pretrained/go2_trot.onnx"
+DRIVER = ROOT / "tests/estimator/robot_driver.py"
+
+
+def console_script(name: str, module: str) -> list[str]:
+    if (BIN / name).exists():
+        return [str(BIN / name)]
+    return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
+
+
+def proc_env(domain: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
+    env.setdefault("MUJOCO_GL", "osmesa")
+    env.setdefault("PYOPENGL_PLATFORM", "osmesa")
+    return env
+
+
+class Proc:
+    def __init__(self, cmd: list[str], name: str, domain: int, workdir: Path, params: dict | None = None) -> None:
+        self.name = name
+        self.log_file = workdir / f"{name}.log"
+        self._log = self.log_file.open("w")
+        if params is not None:
+            pfile = workdir / f"{name}.yaml"
+            pfile.write_text(yaml.safe_dump({name: {"ros__parameters": params}}))
+            cmd = [*cmd, "--ros-args", "--params-file", str(pfile)]
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=proc_env(domain), cwd=ROOT)
+
+    @property
+    def log(self) -> str:
+        return self.log_file.read_text()
+
+    def wait_for(self, text: str, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while text not in self.log:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: no {text!r} (exit {self.proc.poll()}):\n{self.log[-3000:]}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._log.close()
+
+
+class Recorder:
+    """Records odometry and ground truth as arrays; sends services and cmd_vel for the policy driver."""
+
+    def __init__(self, domain: int) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import Twist
+        from nav_msgs.msg import Odometry
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+        from std_srvs.srv import Trigger
+
+        from surrogait_core import interfaces
+
+        self.ctx = rclpy.Context()
+        rclpy.init(context=self.ctx, domain_id=domain)
+        self.node = rclpy.create_node("estimator_bench", context=self.ctx)
+        self.lock = threading.Lock()
+        self.odom: list[list[float]] = []
+        self.truth: list[list[float]] = []
+        self.diag: dict[str, dict[str, str]] = {}
+        self.policy_state = ""
+        self.node.create_subscription(Odometry, interfaces.ODOM, lambda m: self._keep(self.odom, m), 100)
+        self.node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, lambda m: self._keep(self.truth, m), 100)
+        self.node.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diag, 50)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(String, interfaces.POLICY_STATE, self._on_state, latched)
+        self.cmd_vel = self.node.create_publisher(Twist, interfaces.CMD_VEL, 10)
+        self.twist_type = Twist
+        self.clients = {n: self.node.create_client(Trigger, s) for n, s in
+                        (("stand_up", interfaces.SRV_STAND_UP), ("walk", interfaces.SRV_WALK))}
+        self.trigger_type = Trigger
+        self.executor = SingleThreadedExecutor(context=self.ctx)
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def _keep(self, store, m) -> None:
+        p, t = m.pose.pose.position, m.twist.twist.linear
+        row = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, p.x, p.y, p.z, t.x, t.y, t.z]
+        with self.lock:
+            store.append(row)
+
+    def _on_diag(self, arr) -> None:
+        with self.lock:
+            for st in arr.status:
+                self.diag[st.name] = {kv.key: kv.value for kv in st.values} | {"_message": st.message}
+
+    def _on_state(self, msg) -> None:
+        self.policy_state = msg.data
+
+    def call(self, name: str, timeout_s: float = 10.0) -> str:
+        client = self.clients[name]
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise RuntimeError(f"service for {name} not available")
+        fut = client.call_async(self.trigger_type.Request())
+        deadline = time.monotonic() + timeout_s
+        while not fut.done():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: no answer")
+            time.sleep(0.02)
+        res = fut.result()
+        if not res.success:
+            raise RuntimeError(f"{name} refused: {res.message}")
+        return res.message
+
+    def send_cmd(self, vx: float) -> None:
+        t = self.twist_type()
+        t.linear.x = vx
+        self.cmd_vel.publish(t)
+
+    def now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        with self.lock:
+            return np.array(self.odom).reshape(-1, 7), np.array(self.truth).reshape(-1, 7)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.executor.shutdown(timeout_sec=2)
+        self.node.destroy_node()
+        self.ctx.try_shutdown()
+
+
+def errors(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float) -> dict:
+    """Estimate interpolated at each ground-truth stamp in [t0, t1]; error statistics."""
+    order = np.argsort(odom[:, 0])
+    odom = odom[order]
+    sel = truth[(truth[:, 0] >= max(t0, odom[0, 0])) & (truth[:, 0] <= min(t1, odom[-1, 0]))]
+    if len(sel) < 10:
+        return {"samples": int(len(sel))}
+    est = np.column_stack([np.interp(sel[:, 0], odom[:, 0], odom[:, k]) for k in range(1, 7)])
+    err_v = est[:, 3:6] - sel[:, 4:7]
+    err_h = est[:, 2] - sel[:, 3]
+    rms = lambda x: float(np.sqrt(np.mean(x**2)))  # noqa: E731
+    return {
+        "samples": int(len(sel)),
+        "duration_s": float(sel[-1, 0] - sel[0, 0]),
+        "rmse_vx_mps": rms(err_v[:, 0]),
+        "rmse_vy_mps": rms(err_v[:, 1]),
+        "rmse_vz_mps": rms(err_v[:, 2]),
+        "vel_err_mean_mps": err_v.mean(axis=0).tolist(),
+        "vel_err_std_mps": err_v.std(axis=0).tolist(),
+        "height_err_rmse_m": rms(err_h),
+        "height_err_max_m": float(np.max(np.abs(err_h))),
+        "height_true_mean_m": float(sel[:, 3].mean()),
+        "true_vx_mean_mps": float(sel[:, 4].mean()),
+        "true_vx_std_mps": float(sel[:, 4].std()),
+        "true_vy_std_mps": float(sel[:, 5].std()),
+        "est_vx_mean_mps": float(est[:, 3].mean()),
+        "xy_drift_m": float(np.linalg.norm((est[-1, 0:2] - est[0, 0:2]) - (sel[-1, 1:3] - sel[0, 1:3]))),
+        "distance_true_m": float(np.linalg.norm(sel[-1, 1:3] - sel[0, 1:3])),
+    }
+
+
+def plot(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float, marks: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
+    for ax, k, label in zip(axes, (4, 5, 3), ("vx body (m/s)", "vy body (m/s)", "height (m)"), strict=True):
+        for data, name, style in ((truth, "ground truth", "k-"), (odom, "estimate", "C1-")):
+            sel = (data[:, 0] >= t0) & (data[:, 0] <= t1)
+            ax.plot(data[sel, 0] - t0, data[sel, k], style, lw=0.8, label=name)
+        for name, t in marks.items():
+            ax.axvline(t - t0, color="C0", ls=":", lw=0.8)
+            ax.text(t - t0, ax.get_ylim()[1], name, fontsize=7, va="top")
+        ax.set_ylabel(label)
+    axes[0].legend(loc="lower right", fontsize=8)
+    axes[-1].set_xlabel("time (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
+    """The same pipeline without processes or wall clock: simulator core, policy (or scripted trot) and
+    estimator core stepped in one loop in simulated time. Every 2 ms physics step gives one LowState-
+    equivalent sample (with the simulator's sensor noise and integer foot forces, as on the wire) to the
+    estimator; the policy acts every 20 ms. Timing is exact, so this measures the estimator alone."""
+    from surrogait_core import go2_wire
+    from surrogait_core.estimator import ProprioSample, StateEstimator
+    from surrogait_core.estimator.leg_kinematics import LegKinematics
+    from surrogait_core.onnx_policy import OnnxPolicy
+    from surrogait_core.policy_runner import PolicyRunner
+    from surrogait_core.robot_spec import load_robot_spec
+    from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+    from surrogait_rehearsal.lowstate_writer import foot_force_counts
+
+    sys.path.insert(0, str(DRIVER.parent))
+    from robot_driver import trot_feet  # noqa: E402
+
+    spec = load_robot_spec("go2")
+    sim = Go2Sim(SimConfig(initial_pose="stand", seed=args.seed))
+    est = StateEstimator(spec)
+    dt = sim.model.opt.timestep
+    kp, kd, zeros = np.full(12, spec.nominal_kp), np.full(12, spec.nominal_kd), np.zeros(12)
+    runner = None
+    if args.driver == "policy":
+        runner = PolicyRunner(OnnxPolicy(args.policy, robot="go2"), spec.default_joint_pos)
+        c = runner.contract
+        kp, kd = np.asarray(c.kp, dtype=np.float64), np.asarray(c.kd, dtype=np.float64)
+        control_every = int(round(c.control_dt_s / dt))
+    else:
+        kin = LegKinematics(spec)
+        nominal_b, q_ik = kin.foot_positions(spec.default_joint_pos), spec.default_joint_pos.copy()
+        control_every = 5
+    marks = {"stand_up": 0.0, "stand": 1.0, "walk": 1.0 + args.stand_s, "end": 1.0 + args.stand_s + args.walk_s}
+    n_steps = int(round(marks["end"] / dt))
+    odom, truth = np.empty((n_steps, 7)), np.empty((n_steps, 7))
+    target = spec.default_joint_pos.copy()
+    pad = go2_wire.Gamepad(frozenset(), 0.0, 0.0, 0.0, 0.0)
+    for k in range(n_steps):
+        t = k * dt
+        r = sim.readout()
+        view = go2_wire.LowStateView(
+            tick_ms=int(round(t * 1000)), quat_wxyz=r.quat_wxyz, gyro_b=r.gyro_b, accel_b=r.accel_b,
+            joint_pos=r.joint_pos, joint_vel=r.joint_vel, joint_tau_est=r.joint_tau_est,
+            foot_force=np.array(foot_force_counts(r.foot_force_n), dtype=np.float64), gamepad=pad)
+        e = est.step(ProprioSample.from_lowstate(view, time_s=t))
+        gt = sim.ground_truth()
+        odom[k] = [t, *e.position_w, *e.base_lin_vel_b]
+        truth[k] = [t, *gt.base_pos_w, *gt.base_lin_vel_b]
+        if k % control_every == 0 and t >= marks["walk"]:
+            if runner is not None:
+                target = runner.step(view, np.array([args.vx, 0.0, 0.0]), t - marks["walk"]).joint_targets
+            else:
+                q_ik = kin.joints_for_feet(trot_feet(nominal_b, args.vx, t - marks["walk"], 0.4, 0.06), q_ik, 3)
+                target = q_ik
+        sim.step(go2_wire.MotorCommands(mode=np.ones(12), q=target, dq=zeros, kp=kp, kd=kd, tau=zeros))
+    h = est.health()
+    diag = {"accepted": h.accepted, "rejected_total": h.rejected_total, "slip_rejections": h.slip_rejections,
+            "nis_per_dof": round(h.nis_per_dof, 3), "level": h.level}
+    return odom, truth, marks, diag
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--driver", choices=("policy", "scripted"), default="policy")
+    ap.add_argument("--vx", type=float, default=0.5, help="commanded forward speed, m/s")
+    ap.add_argument("--walk-s", type=float, default=12.0)
+    ap.add_argument("--stand-s", type=float, default=3.0, help="standing window measured before walking")
+    ap.add_argument("--mode", choices=("live", "offline"), default="live",
+                    help="live: real processes over DDS in real time; offline: one loop in simulated time")
+    ap.add_argument("--seed", type=int, default=0, help="sensor noise seed (offline)")
+    ap.add_argument("--domain", type=int, default=35)
+    ap.add_argument("--policy", type=Path, default=POLICY)
+    ap.add_argument("--policy-state-timeout-s", type=float, default=0.5)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results")
+    ap.add_argument("--name", default="", help="results file stem (default estimator_<mode>_<driver>)")
+    ap.add_argument("--workdir", type=Path, default=ROOT / "runs/bench_estimator")
+    args = ap.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    if args.mode == "offline":
+        odom, truth, marks, diag = run_offline(args)
+        return report(args, odom, truth, marks, {"estimator (in-process)": diag})
+    odom, truth, marks, diag = run_live(args)
+    return report(args, odom, truth, marks, diag)
+
+
+def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
+    procs: list[Proc] = []
+    rec = None
+    try:
+        sim = Proc(console_script("go2_sim", "surrogait_rehearsal.go2_sim_node"), "go2_sim", args.domain,
+                   args.workdir, {"dds_domain": args.domain, "initial_pose": "lying"})
+        procs.append(sim)
+        est = Proc(console_script("estimator_node", "surrogait_estimator.estimator_node"), "estimator_node",
+                   args.domain, args.workdir, {"dds_domain": args.domain})
+        procs.append(est)
+        rec = Recorder(args.domain)
+        sim.wait_for("Go2 simulator:")
+        est.wait_for("state estimator for go2")
+        marks: dict[str, float] = {}
+        if args.driver == "policy":
+            pol = Proc(console_script("policy_node", "surrogait_policy.policy_node"), "policy_node", args.domain,
+                       args.workdir, {"dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
+                                      "reset_requires_safety_ok": False,
+                                      # A loaded 2-core machine runs the simulator slower than real time:
+                                      # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
+                                      "state_timeout_s": args.policy_state_timeout_s})
+            procs.append(pol)
+            pol.wait_for("unitree_sdk2 DDS domain")
+            time.sleep(1.0)
+            marks["stand_up"] = rec.now()
+            rec.call("stand_up")
+            deadline = time.monotonic() + 20.0
+            while rec.policy_state != "READY":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"policy never READY (state {rec.policy_state!r}):\n{pol.log[-2000:]}")
+                time.sleep(0.05)
+            time.sleep(1.0)
+            marks["stand"] = rec.now()
+            time.sleep(args.stand_s)
+            rec.send_cmd(0.0)
+            rec.call("walk")
+            marks["walk"] = rec.now()
+            t_end = time.monotonic() + args.walk_s
+            while time.monotonic() < t_end:
+                rec.send_cmd(args.vx)
+                time.sleep(0.1)
+            marks["end"] = rec.now()
+        else:
+            standing = args.workdir / "standing"
+            standing.unlink(missing_ok=True)
+            settle, trot_after = 1.0, 1.5 + 1.0 + args.stand_s
+            drv = subprocess.Popen([sys.executable, str(DRIVER), "--domain", str(args.domain), "--duration",
+                                    str(trot_after + args.walk_s + 1.0), "--trot-vx", str(args.vx),
+                                    "--trot-after", str(trot_after), "--done-file", str(standing)],
+                                   env=proc_env(args.domain), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            marks["stand_up"] = rec.now()
+            deadline = time.monotonic() + 60.0
+            while not standing.exists():
+                if drv.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("scripted driver never stood the robot up")
+                time.sleep(0.02)
+            time.sleep(settle)
+            marks["stand"] = rec.now()
+            time.sleep(args.stand_s)
+            marks["walk"] = rec.now()
+            time.sleep(args.walk_s)
+            marks["end"] = rec.now()
+            drv.wait(timeout=30)
+        time.sleep(0.5)
+        odom, truth = rec.arrays()
+        with rec.lock:
+            diag = dict(rec.diag)
+    finally:
+        if rec is not None:
+            rec.close()
+        for p in reversed(procs):
+            p.stop()
+    return odom, truth, marks, diag
+
+
+def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], diag: dict) -> int:
+    walk_skip = 1.0  # the first second of walking is the start transient
+    result = {
+        "bench": "estimator",
+        "mode": args.mode,
+        "driver": args.driver,
+        "policy": str(args.policy.relative_to(ROOT)) if args.driver == "policy" else None,
+        "commanded_vx_mps": args.vx,
+        "standing": errors(odom, truth, marks["stand"], marks["walk"]),
+        "walking": errors(odom, truth, marks["walk"] + walk_skip, marks["end"]),
+        "targets": {"rmse_vx_vy_mps": 0.1, "height_err_m": 0.02},
+        "diagnostics": diag,
+        "machine": f"{platform.node()}: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+                   f"load average {os.getloadavg()[0]:.1f} at the end, Python {platform.python_version()}",
+        "command": "python " + " ".join(sys.argv),
+    }
+    w = result["walking"]
+    if "rmse_vx_mps" in w:
+        result["pass"] = bool(w["rmse_vx_mps"] <= 0.1 and w["rmse_vy_mps"] <= 0.1 and w["height_err_rmse_m"] <= 0.02)
+    stem = args.out / (args.name or f"estimator_{args.mode}_{args.driver}")
+    stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+    plot(odom, truth, marks["stand_up"], marks["end"], marks, stem.with_suffix(".png"))
+    lines = [f"# Estimator accuracy in rehearsal ({args.mode}, {args.driver} driver, commanded vx {args.vx} m/s)", "",
+             f"Command: `{result['command']}`  ", f"Machine: {result['machine']}", "",
+             "| window | samples | true vx mean | RMSE vx | RMSE vy | RMSE vz | vel err std (x, y) | "
+             "height err RMSE | height err max |", "|---|---|---|---|---|---|---|---|---|"]
+    for name in ("standing", "walking"):
+        e = result[name]
+        if "rmse_vx_mps" not in e:
+            lines.append(f"| {name} | {e['samples']} | – | – | – | – | – | – | – |")
+            continue
+        lines.append(f"| {name} | {e['samples']} | {e['true_vx_mean_mps']:.3f} | {e['rmse_vx_mps']:.3f} | "
+                     f"{e['rmse_vy_mps']:.3f} | {e['rmse_vz_mps']:.3f} | {e['vel_err_std_mps'][0]:.3f}, "
+                     f"{e['vel_err_std_mps'][1]:.3f} | {e['height_err_rmse_m'] * 100:.2f} cm | "
+                     f"{e['height_err_max_m'] * 100:.2f} cm |")
+    lines += ["", "Targets: RMSE vx, vy <= 0.1 m/s; height error <= 2 cm. Velocities in m/s, body frame. "
+              f"Plot: `{stem.with_suffix('.png').name}`.", ""]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

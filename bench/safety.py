@@ -1,0 +1,232 @@
+"""The safety monitor's fault-injection suite, run in rehearsal; prints and writes the table.
+
+    python bench/safety.py                       # all scenarios, shipped policy
+    python bench/safety.py --scenarios kill9_policy estop_service
+    python bench/safety.py --standin             # without the policy node (development stand-in, no walking)
+
+Each scenario starts go2_sim, policy_node and safety_monitor as separate processes on DDS
+domain --domain (loopback), stands the robot up, walks it at 0.5 m/s, injects one fault and
+measures from an independent unitree_sdk2py subscriber in this process: time from the fault
+to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms), limit violations on the wire
+after the fault, whether the robot ends lying still, and whether the fault is in the fault
+log. Writes bench/results/safety.json and bench/results/safety.md (with the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_POLICY = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+STANDIN = ROOT / "tests" / "safety" / "standin_policy.py"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{cpu}, {os.cpu_count()} cores, load avg {load:.1f} at start, {platform.system()} {platform.release()}"
+
+
+def causes(r: dict) -> str:
+    text = ", ".join(r["logged_causes"])
+    if r.get("policy_damp_cause"):
+        text += f" (policy node: {r['policy_damp_cause']})"
+    return text
+
+
+def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> str:
+    lines = [
+        "# Safety monitor fault-injection suite (rehearsal)",
+        "",
+        f"Machine: {meta['machine']}. Rehearsal process priority: {meta['priority']}. "
+        f"Policy: {meta['policy']}. Date: {meta['date']}. "
+        f"Command: `{meta['command']}`.",
+        "",
+        "Latency = fault → first damping LowCmd on rt/lowcmd, seen by an independent SDK subscriber "
+        "(target ≤ 60 ms). Violations = commands after the fault (the injector's own excepted) that are "
+        "non-finite, put a stiff target outside the joint range, or ask for more than the motor's torque limit "
+        "(kp·(q*−q)+kd·(dq*−dq)+τff with the joint state at arrival). For a silence (a killed or hung policy "
+        "node, a stopped rt/lowstate) the fault is only a fault once it has lasted the rule's threshold "
+        "(3 control periods = 60 ms, from the issue): the target applies to the reaction after it, shown as "
+        "'+x'. 'PD > τ_lim before damping': stiff commands already in flight in the reaction window whose "
+        "kp·(q*−q) on joints displaced by the fault exceeds the limit (the driver clips them); from the first "
+        "damping command on, every command must be within every limit.",
+        "",
+        f"Phase at injection: {next((r['phase'] for r in results if 'phase' in r), '?')}.",
+        "",
+        "| scenario | fault time from | latency ms | damped by | violations | PD > τ_lim before damping | "
+        "lying still (max dq, gyro, z) | logged causes | ok |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['scenario']} | – | – | – | – | – | – | – | **no** ({r['error'][:80]}) |")
+            continue
+        lat = "–" if r["latency_s"] is None else f"{r['latency_s'] * 1e3:.1f}"
+        if r.get("reaction_after_threshold_s") is not None:
+            lat += f" (+{r['reaction_after_threshold_s'] * 1e3:.1f} after the {r['silence_threshold_s'] * 1e3:.0f} ms)"
+        z = "–" if r["end_base_height_m"] is None else f"{r['end_base_height_m']:.2f} m"
+        lines.append(
+            f"| {r['scenario']} | {r['fault_time_from']} | {lat} | {r['who_damped']} | {r['limit_violations']} | "
+            f"{r['pd_over_torque_before_damping']} | {'yes' if r['lying_still'] else 'NO'} "
+            f"({r['end_max_joint_vel']:.2f}, {r['end_max_gyro']:.2f}, {z}) | {causes(r)} | "
+            f"{'yes' if r['ok'] else '**no**'} |")
+    names = list(dict.fromkeys(r["scenario"] for r in results))
+    if len(results) > len(names):
+        lines += ["", f"## Summary over {len(results) // len(names)} trials", "",
+                  "| scenario | ok | latency ms median | latency ms max | reaction after a silence's threshold, "
+                  "max ms |",
+                  "|---|---|---|---|---|"]
+        for name in names:
+            runs = [r for r in results if r["scenario"] == name]
+            lats = sorted(r["latency_s"] * 1e3 for r in runs if r.get("latency_s") is not None)
+            reacts = [r["reaction_after_threshold_s"] * 1e3 for r in runs
+                      if r.get("reaction_after_threshold_s") is not None]
+            med = f"{lats[len(lats) // 2]:.1f}" if lats else "–"
+            lines.append(f"| {name} | {sum(bool(r.get('ok')) for r in runs)}/{len(runs)} | {med} | "
+                         f"{max(lats):.1f} | {f'{max(reacts):.1f}' if reacts else '–'} |" if lats else
+                         f"| {name} | {sum(bool(r.get('ok')) for r in runs)}/{len(runs)} | – | – | – |")
+    if baseline is not None:
+        lines += ["", "## No fault (false-positive check)", ""]
+        if "error" in baseline:
+            lines.append(f"Baseline failed: {baseline['error']}")
+        else:
+            lines.append(f"Stand up, walk 0.5 then 1.0 m/s, stop: final safety state {baseline['final_safety_state']}, "
+                         f"false faults: {baseline['false_faults'] or 'none'}. Largest value each rule saw, as a "
+                         "fraction of its threshold (1.0 = the rule fires):")
+            lines += ["", "| quantity | max |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in baseline["max_fraction_of_threshold"].items()]
+    resets = [r for r in results if "reset" in r]
+    if resets:
+        lines += ["", "## Reset (safety/reset service)", "", "| scenario | 0.15 s after the fault | after 3 s |",
+                  "|---|---|---|"]
+        for r in resets:
+            early, final = r["reset"]["early"], r["reset"]["final"]
+            lines.append(f"| {r['scenario']} | {'accepted' if early['accepted'] else 'refused'}: {early['message']} | "
+                         f"{'accepted' if final['accepted'] else 'refused'}: {final['message']} |")
+    cpus = [r["monitor_cpu_share"] for r in results if r.get("monitor_cpu_share") is not None]
+    if cpus:
+        lines += ["", f"safety_monitor CPU: {min(cpus) * 100:.0f}–{max(cpus) * 100:.0f} % of one core from the "
+                  "injection to the end of each scenario (200 Hz checks; rt/lowstate arrives at 500 Hz)."]
+    retried = [f"{r['scenario']} ({len(r['failed_bring_ups'])}: {r['failed_bring_ups'][0][:120]})"
+               for r in results if r.get("failed_bring_ups")]
+    if retried:
+        lines += ["", "Scenarios started again because the rehearsal did not reach the starting state "
+                  "(no fault injected yet): " + "; ".join(retried) + "."]
+    ok = sum(bool(r.get("ok")) for r in results)
+    lats = [r["latency_s"] for r in results if r.get("latency_s") is not None]
+    lines += ["", f"{ok}/{len(results)} scenarios pass; worst latency "
+              f"{max(lats) * 1e3:.1f} ms." if lats else f"{ok}/{len(results)} scenarios pass.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from surrogait_safety.fault_suite import SCENARIOS
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--domain", type=int, default=45)
+    ap.add_argument("--policy", type=Path, default=DEFAULT_POLICY)
+    ap.add_argument("--standin", action="store_true", help="use the development stand-in instead of policy_node")
+    ap.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
+    ap.add_argument("--phase", choices=("walk", "ready"), default="walk",
+                    help="inject while walking (WALK at 0.5 m/s) or standing (READY)")
+    ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
+    ap.add_argument("--bring-up-retries", type=int, default=2,
+                    help="start a scenario again when the rehearsal failed to reach READY/WALK before the fault "
+                         "(reported per scenario)")
+    ap.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True,
+                    help="first walk with no fault: the monitor must stay OK; reports each rule's margin")
+    ap.add_argument("--workdir", type=Path, default=ROOT / "runs" / "bench_safety")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--name", default="safety", help="results file stem")
+    ap.add_argument("--rt-priority", type=int, default=10,
+                    help="SCHED_FIFO priority of the rehearsal processes and this recorder, as on a robot's control "
+                         "computer (needs root; 0 = normal scheduling)")
+    args = ap.parse_args(argv)
+    if not args.standin and not args.policy.exists():
+        print(f"bench/safety: no policy at {args.policy}; pass --policy or --standin", file=sys.stderr)
+        return 2
+    # SIGTERM (e.g. a test's timeout) unwinds like Ctrl-C, so every rehearsal process is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.environ["ROS_DOMAIN_ID"] = str(args.domain)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+
+    from surrogait_safety.fault_suite import (
+        BringUpError,
+        SuiteRos,
+        WireRecorder,
+        run_baseline,
+        run_scenario,
+        try_realtime,
+    )
+
+    boosted = try_realtime(args.rt_priority)
+    ChannelFactoryInitialize(args.domain, "lo")
+    recorder = WireRecorder()
+    ros = SuiteRos()
+    results = []
+    baseline = None
+    try:
+        if args.baseline and not args.standin:
+            try:
+                baseline = run_baseline(args.domain, args.workdir / "baseline", ros, recorder, args.policy,
+                                        rt_priority=args.rt_priority if boosted else 0)
+            except Exception as e:
+                baseline = {"scenario": "baseline_no_fault", "ok": False, "error": f"{type(e).__name__}: {e}"}
+            print(json.dumps(baseline), flush=True)
+        for trial, name in [(k, n) for k in range(args.repeat) for n in args.scenarios]:
+            t0 = time.monotonic()
+            failed_bring_ups = []
+            while True:
+                try:
+                    r = run_scenario(SCENARIOS[name], args.domain, args.workdir / name, ros, recorder,
+                                     None if args.standin else args.policy, STANDIN,
+                                     walk_vx=0.5 if args.phase == "walk" else None,
+                                     try_reset=name in ("estop_service", "kill9_policy"),
+                                     rt_priority=args.rt_priority if boosted else 0)
+                except BringUpError as e:  # the fault was never injected: start the scenario again
+                    failed_bring_ups.append(str(e)[:300])
+                    if len(failed_bring_ups) <= args.bring_up_retries:
+                        continue
+                    r = {"scenario": name, "ok": False, "error": f"bring-up failed: {e}"}
+                except Exception as e:  # one broken scenario must not hide the others' results
+                    r = {"scenario": name, "ok": False, "error": f"{type(e).__name__}: {e}"}
+                break
+            r["trial"] = trial
+            r["failed_bring_ups"] = failed_bring_ups
+            r["wall_s"] = round(time.monotonic() - t0, 1)
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    finally:
+        ros.close()
+    meta = {"machine": machine(), "policy": "development stand-in (standing only)" if args.standin
+            else str(args.policy.relative_to(ROOT) if args.policy.is_relative_to(ROOT) else args.policy),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "priority": f"SCHED_FIFO {args.rt_priority}" if boosted else "normal scheduling",
+            "command": "python bench/safety.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{args.name}.json").write_text(
+        json.dumps({"meta": meta, "baseline": baseline, "results": results}, indent=2) + "\n")
+    table = markdown(results, meta, baseline)
+    (args.out / f"{args.name}.md").write_text(table)
+    print(table)
+    return 0 if all(r.get("ok") for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""What the policy node commands each cycle: the state machine, operator input and policy, joined.
+
+ROS-free and clock-free (callers pass `now_s`), so the node's whole decision logic is unit-tested
+without rclpy or DDS. The node feeds it inputs (robot state, estimator velocity, safety state,
+operator requests) and, once a cycle, asks `cycle(now_s)` for the motor targets to write.
+Methods are guarded by one lock because the node calls them from three threads (DDS reader,
+ROS executor, control loop); every call is short.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+import numpy as np
+
+from surrogait_core.command_input import ChordDetector, CommandInput
+from surrogait_core.go2_wire import NUM_MOTORS, LowStateView
+from surrogait_core.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
+from surrogait_core.policy_runner import PolicyRunner
+
+REQUESTS = ("stand_up", "walk", "stop_walk", "damp", "reset")
+
+
+@dataclasses.dataclass(frozen=True)
+class MotorTargets:
+    """Per-motor servo command, SDK order (what go2_wire.fill_motor_commands writes)."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    tau: np.ndarray
+
+    @classmethod
+    def damping(cls, kd: float) -> MotorTargets:
+        zeros = np.zeros(NUM_MOTORS)
+        return cls(q=zeros, dq=zeros, kp=zeros, kd=np.full(NUM_MOTORS, kd), tau=zeros)
+
+    @classmethod
+    def position(cls, q: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> MotorTargets:
+        zeros = np.zeros(NUM_MOTORS)
+        return cls(q=np.asarray(q, dtype=np.float64), dq=zeros, kp=kp, kd=kd, tau=zeros)
+
+    @property
+    def is_damping(self) -> bool:
+        return bool(np.all(self.kp == 0.0))
+
+
+@dataclasses.dataclass(frozen=True)
+class ControllerConfig:
+    stand_up_duration_s: float = 2.0
+    damping_kd: float = 1.0  # N·m·s/rad in PASSIVE and DAMP
+    state_timeout_s: float = 0.06  # 3 control periods without rt/lowstate while stiff → DAMP
+    estimator_timeout_s: float = 0.1  # no fresh odometry while walking (if the policy needs it) → DAMP
+    command_timeout_s: float = 0.5  # no fresh cmd_vel / stick → zero velocity command
+    reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only when the safety monitor says OK
+
+
+@dataclasses.dataclass(frozen=True)
+class CycleOutput:
+    state: PolicyState
+    targets: MotorTargets
+    command: np.ndarray  # (vx, vy, yaw rate) being followed
+    inference_s: float | None  # onnxruntime time, WALK only
+    state_age_s: float | None  # age of the robot state the targets were computed from
+
+
+class PolicyController:
+    def __init__(self, runner: PolicyRunner, config: ControllerConfig = ControllerConfig()):
+        contract = runner.contract
+        self.runner = runner
+        self.config = config
+        self.fsm = PolicyFsm(config.stand_up_duration_s)
+        self.commands = CommandInput(contract.command_ranges, timeout_s=config.command_timeout_s)
+        self.chords = ChordDetector()
+        self.kp = np.asarray(contract.kp, dtype=np.float64)
+        self.kd = np.asarray(contract.kd, dtype=np.float64)
+        self.default_pose = runner.default_joint_pos
+        self._lock = threading.RLock()
+        self._state: LowStateView | None = None
+        self._state_time_s = -np.inf
+        self._base_lin_vel_b: np.ndarray | None = None
+        self._base_lin_vel_time_s = -np.inf
+        self._safety_ok: bool | None = None  # None until the safety monitor has spoken
+        self._stand_up: StandUpTrajectory | None = None
+        self._walk_start_s = 0.0
+        self._last_state = self.fsm.state
+        self.events: list[tuple[float, str]] = []  # (time, what happened), for logs and diagnostics
+
+    # ---- inputs ---------------------------------------------------------------------------
+    def on_lowstate(self, state: LowStateView, now_s: float) -> None:
+        with self._lock:
+            self._state, self._state_time_s = state, now_s
+            self.commands.set_gamepad(state.gamepad, now_s)
+            for request in self.chords.update(state.gamepad.keys):
+                self._request(request, now_s, source="gamepad")
+
+    def on_cmd_vel(self, vx: float, vy: float, yaw_rate: float, now_s: float) -> None:
+        with self._lock:
+            self.commands.set_cmd_vel(vx, vy, yaw_rate, now_s)
+
+    def on_base_lin_vel(self, base_lin_vel_b: np.ndarray, now_s: float) -> None:
+        with self._lock:
+            self._base_lin_vel_b, self._base_lin_vel_time_s = np.asarray(base_lin_vel_b, dtype=np.float64), now_s
+
+    def on_safety_state(self, ok: bool, cause: str, now_s: float) -> None:
+        """The safety monitor's verdict; DAMP from it latches damping at the next cycle."""
+        with self._lock:
+            self._safety_ok = ok
+            if not ok:
+                self._damp(f"safety monitor: {cause}", now_s)
+
+    def request(self, name: str, now_s: float, source: str = "service") -> Transition:
+        with self._lock:
+            return self._request(name, now_s, source)
+
+    # ---- the cycle --------------------------------------------------------------------------
+    def cycle(self, now_s: float) -> CycleOutput:
+        with self._lock:
+            state_age = now_s - self._state_time_s if self._state is not None else None
+            if self.fsm.state not in DAMPING_STATES and not self._state_fresh(now_s):
+                self._damp(f"no rt/lowstate for more than {self.config.state_timeout_s * 1e3:.0f} ms", now_s)
+            if self.fsm.state is PolicyState.WALK and self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
+                self._damp(f"no state-estimator odometry for more than {self.config.estimator_timeout_s * 1e3:.0f} ms",
+                           now_s)
+            state = self.fsm.update(now_s)
+            if state is not self._last_state:
+                self._entered(state, now_s)
+            command = self.commands.command(now_s) if state is PolicyState.WALK else np.zeros(3)
+            inference_s = None
+            if state in DAMPING_STATES:
+                targets = MotorTargets.damping(self.config.damping_kd)
+            elif state is PolicyState.STAND_UP:
+                targets = MotorTargets.position(self._stand_up.at(self.fsm.stand_up_fraction(now_s)), self.kp, self.kd)
+            elif state is PolicyState.READY:
+                targets = MotorTargets.position(self.default_pose, self.kp, self.kd)
+            else:
+                out = self.runner.step(self._state, command, now_s - self._walk_start_s, self._base_lin_vel_b)
+                inference_s = out.inference_s
+                if out.finite:
+                    targets = MotorTargets.position(out.joint_targets, self.kp, self.kd)
+                else:
+                    self._damp("policy output is not finite", now_s)
+                    state = self.fsm.state
+                    self._entered(state, now_s)
+                    targets = MotorTargets.damping(self.config.damping_kd)
+            return CycleOutput(state, targets, command, inference_s, state_age)
+
+    @property
+    def state(self) -> PolicyState:
+        return self.fsm.state
+
+    @property
+    def latest_state(self) -> LowStateView | None:
+        return self._state
+
+    # ---- internals --------------------------------------------------------------------------
+    def _state_fresh(self, now_s: float) -> bool:
+        return self._state is not None and now_s - self._state_time_s <= self.config.state_timeout_s
+
+    def _odom_fresh(self, now_s: float) -> bool:
+        return self._base_lin_vel_b is not None and now_s - self._base_lin_vel_time_s <= self.config.estimator_timeout_s
+
+    def _request(self, name: str, now_s: float, source: str) -> Transition:
+        if name == "stand_up":
+            if not self._state_fresh(now_s):
+                result = Transition(False, "stand_up refused: no fresh rt/lowstate (is the robot or simulator up?)")
+            else:
+                result = self.fsm.stand_up(now_s)
+                if result.accepted:
+                    self._stand_up = StandUpTrajectory(self._state.joint_pos.copy(), self.default_pose.copy())
+        elif name == "walk":
+            if self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
+                result = Transition(False, "walk refused: this policy needs the state estimator's odometry, "
+                                           "and none is fresh (is the estimator node running?)")
+            else:
+                result = self.fsm.walk()
+        elif name == "stop_walk":
+            result = self.fsm.stop_walk()
+        elif name == "damp":
+            result = self._damp(f"{source} request", now_s)
+        elif name == "reset":
+            safety_ok = bool(self._safety_ok) or (self._safety_ok is None and not self.config.reset_requires_safety_ok)
+            result = self.fsm.reset(safety_ok)
+        else:
+            raise ValueError(f"unknown request {name!r}; expected one of {REQUESTS}")
+        self.events.append((now_s, f"{source} {name}: {result.message}"))
+        return result
+
+    def _damp(self, cause: str, now_s: float) -> Transition:
+        first = self.fsm.state is not PolicyState.DAMP
+        result = self.fsm.damp(cause)
+        if first:
+            self.events.append((now_s, f"DAMP: {cause}"))
+        return result
+
+    def _entered(self, state: PolicyState, now_s: float) -> None:
+        if state is PolicyState.WALK:
+            # A walk starts from a clean slate: no stale last action, gait clock at phase 0.
+            self.runner.reset()
+            self._walk_start_s = now_s
+        self._last_state = state

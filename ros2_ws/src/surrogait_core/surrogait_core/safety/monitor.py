@@ -1,0 +1,282 @@
+"""The safety monitor's core: which rules apply when, the DAMP latch, who damps, and reset.
+
+ROS-free and clock-free: every input carries the monotonic time it was observed at, and
+`check(now)` is called at the monitor's rate (≥ the control rate). The node feeds it what
+it sees on the wire (rt/lowstate, rt/lowcmd written by *others*), the estimator's height,
+the policy's state and e-stop requests, and acts on what `check` returns: publish the
+latched state, write damping LowCmds, log events.
+
+Rule gating (why each rule applies when it does):
+- always: NaN/inf, e-stop, stale state, silent policy, command targets/jumps/torques,
+  joint velocity, base tilt, estimated torque (only while motors are driven).
+- only while the robot is meant to stand (policy state READY or WALK and motors driven):
+  joint position near limits and base too low — a robot lying down or standing up sits
+  legitimately near its knee limit and low.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from surrogait_core.go2_wire import LowStateView, MotorCommands
+from surrogait_core.safety import rules
+from surrogait_core.safety.rules import Violation
+from surrogait_core.safety.thresholds import SafetyThresholds
+
+STANDING_POLICY_STATES = ("READY", "WALK")
+# Causes after which waiting for the policy node to damp only adds delay: it is silent, or it is
+# blind (no robot state; its own state timeout equals ours). The monitor damps at once.
+CAUSES_DAMPED_AT_ONCE = ("policy_silent", "lowstate_stale")
+
+
+@dataclasses.dataclass(frozen=True)
+class SafetyEvent:
+    """One fault-log line: what happened, why, the numbers, and what the monitor did."""
+
+    t_mono: float
+    event: str  # "fault" | "reset" | "reset_refused" | "monitor_damping_on" | "monitor_damping_off" (at reset)
+    cause: str
+    detail: str
+    values: dict[str, Any]
+    action: str
+
+
+@dataclasses.dataclass
+class CheckResult:
+    latched: bool
+    cause: str  # "" when OK
+    write_damping: bool  # the node must write one damping LowCmd now
+    state_changed: bool  # publish the safety state
+    events: list[SafetyEvent]
+
+
+@dataclasses.dataclass
+class ResetResult:
+    accepted: bool
+    reason: str
+    events: list[SafetyEvent]
+
+
+class SafetyMonitor:
+    def __init__(self, thresholds: SafetyThresholds):
+        self.th = thresholds
+        self.state: LowStateView | None = None
+        self.state_t: float | None = None
+        self.cmd: MotorCommands | None = None  # latest LowCmd written by others
+        self.cmd_t: float | None = None
+        self.first_stiff_t: float | None = None  # first stiff command ever seen (stale-before-state rule)
+        self.ext_damping_t: float | None = None  # latest external damping command
+        self.ext_stiff_t: float | None = None  # latest external stiff command
+        self.own_damping_t: float | None = None  # latest damping command the monitor wrote
+        self.base_height: tuple[float, str, float] | None = None  # (m, source, t)
+        self.policy_state: str = ""
+        self._pending: list[Violation] = []  # violations seen between checks (commands, e-stops)
+        self._persist_since: dict[str, float] = {}
+        self.latched = False
+        self.cause = ""
+        self.latch_t: float | None = None
+        self._logged_causes: set[str] = set()
+        self.writing = False
+
+    # --- inputs ----------------------------------------------------------------------------
+
+    def on_lowstate(self, state: LowStateView, now: float) -> None:
+        self.state, self.state_t = state, now
+
+    def on_lowcmd(self, cmd: MotorCommands, now: float) -> None:
+        """A LowCmd written by someone else: command rules run on every one, none is missed."""
+        violations = rules.check_command_finite(cmd) + rules.check_command_targets(cmd, self.th)
+        if self.cmd is not None and self.cmd_t is not None:
+            violations += rules.check_command_jump(cmd, self.cmd, now - self.cmd_t, self.th)
+        if self.state is not None:
+            violations += rules.check_commanded_torque(cmd, self.state.joint_pos, self.state.joint_vel, self.th)
+        self._pending += violations
+        stiff = bool(np.any(rules.driven(cmd)))
+        if stiff:
+            self.ext_stiff_t = now
+            if self.first_stiff_t is None:
+                self.first_stiff_t = now
+        if cmd.is_damping:
+            self.ext_damping_t = now
+        self.cmd, self.cmd_t = cmd, now
+
+    def on_own_damping(self, now: float) -> None:
+        self.own_damping_t = now
+
+    def on_base_height(self, height_m: float, source: str, now: float) -> None:
+        self.base_height = (float(height_m), source, now)
+
+    def on_estimator_values(self, values: dict[str, Any], now: float) -> None:
+        """The estimator's output (e.g. odometry pose and twist): NaN/inf there is a fault too."""
+        bad = [name for name, x in values.items() if not np.all(np.isfinite(np.asarray(x, dtype=np.float64)))]
+        if bad:
+            self._pending.append(Violation("estimator_not_finite", f"NaN/inf in the estimator's {', '.join(bad)}",
+                                           {"fields": bad}))
+
+    def on_policy_state(self, state: str) -> None:
+        self.policy_state = state.strip().upper()
+
+    def on_estop(self, source: str, now: float) -> None:
+        self._pending.append(Violation(f"estop_{source}", f"e-stop requested by {source}", {"source": source}))
+
+    # --- derived facts ---------------------------------------------------------------------
+
+    def wire_stiff(self) -> bool:
+        """Is the latest command on the wire (anyone's, the monitor's own included) a stiff one?"""
+        if self.cmd is None or not np.any(rules.driven(self.cmd)):
+            return False
+        return self.own_damping_t is None or self.cmd_t >= self.own_damping_t
+
+    def standing(self) -> bool:
+        return self.policy_state in STANDING_POLICY_STATES and self.wire_stiff()
+
+    def _latest_wire_t(self) -> float | None:
+        times = [t for t in (self.cmd_t, self.own_damping_t) if t is not None]
+        return max(times) if times else None
+
+    def silence_suspected(self, now: float) -> bool:
+        """Would a stale-state or silent-policy rule fire now? (The node confirms before trusting it.)"""
+        stale = self.state_t is not None and now - self.state_t > self.th.stale_state_s
+        last_wire_t = self._latest_wire_t()
+        silent = self.wire_stiff() and last_wire_t is not None and now - last_wire_t > self.th.policy_silent_s
+        return stale or silent
+
+    # --- rules -----------------------------------------------------------------------------
+
+    def active_violations(self, now: float) -> list[Violation]:
+        """Every rule that is violated right now (pending command/e-stop violations excluded)."""
+        out: list[Violation] = []
+        stiff = self.wire_stiff()
+        # Stale robot state: it flowed and stopped, or stiff commands go out and it never came.
+        if self.state_t is not None and now - self.state_t > self.th.stale_state_s:
+            out.append(Violation("lowstate_stale", f"no rt/lowstate for {(now - self.state_t) * 1e3:.0f} ms "
+                                 f"(> {self.th.stale_state_s * 1e3:.0f} ms)", {"age_s": now - self.state_t}))
+        elif self.state_t is None and stiff and self.first_stiff_t is not None \
+                and now - self.first_stiff_t > self.th.stale_state_s:
+            out.append(Violation("lowstate_stale", "stiff commands on the wire but no rt/lowstate ever received",
+                                 {"age_s": None}))
+        # Silent policy: the motors hold a stiff command and no new command comes.
+        last_wire_t = self._latest_wire_t()
+        if stiff and last_wire_t is not None and now - last_wire_t > self.th.policy_silent_s:
+            out.append(Violation("policy_silent", f"no rt/lowcmd for {(now - last_wire_t) * 1e3:.0f} ms while the "
+                                 f"motors are stiff (> {self.th.policy_silent_s * 1e3:.0f} ms)",
+                                 {"age_s": now - last_wire_t}))
+        s = self.state
+        if s is not None:
+            finite = rules.check_state_finite(s.quat_wxyz, s.gyro_b, s.accel_b, s.joint_pos, s.joint_vel,
+                                              s.joint_tau_est)
+            out += finite
+            out += rules.check_gamepad_estop(s.gamepad.keys)
+            if not finite:
+                out += rules.check_joint_velocity(s.joint_vel, self.th)
+                out += rules.check_attitude(s.quat_wxyz, self.th)
+                if stiff:
+                    out += self._persistent("estimated_torque", rules.check_estimated_torque(s.joint_tau_est, self.th),
+                                            self.th.tau_est_persist_s, now)
+                    # The driver keeps computing kp·(q*−q)+… from the held command as the joints move.
+                    out += rules.check_commanded_torque(self.cmd, s.joint_pos, s.joint_vel, self.th)
+                if self.standing():
+                    out += rules.check_joint_position(s.joint_pos, self.th)
+        if self.standing() and self.base_height is not None:
+            height, source, _ = self.base_height
+            out += rules.check_base_height(height, source, self.th)
+        return out
+
+    def _persistent(self, key: str, violations: list[Violation], hold_s: float, now: float) -> list[Violation]:
+        if not violations:
+            self._persist_since.pop(key, None)
+            return []
+        since = self._persist_since.setdefault(key, now)
+        return violations if now - since >= hold_s else []
+
+    # --- the periodic check ----------------------------------------------------------------
+
+    def check(self, now: float) -> CheckResult:
+        violations = self._pending + self.active_violations(now)
+        self._pending = []
+        events: list[SafetyEvent] = []
+        changed = False
+        if violations and not self.latched:
+            self.latched, self.cause, self.latch_t = True, violations[0].cause, now
+            self._logged_causes = set()
+            changed = True
+        for v in violations:
+            if v.cause in self._logged_causes:
+                continue
+            self._logged_causes.add(v.cause)
+            action = "latch DAMP" if v.cause == self.cause and changed else f"already latched ({self.cause})"
+            events.append(SafetyEvent(now, "fault", v.cause, v.detail, v.values, action))
+        write = self._decide_damping(now, violations)
+        if write and not self.writing:
+            self.writing = True
+            events.append(SafetyEvent(now, "monitor_damping_on", self.cause, "no damping-only LowCmd stream from "
+                                      "the policy node on the wire: the monitor writes damping itself until reset",
+                                      self._wire_summary(now), f"write damping kd={self.th.damping_kd:.3f}"))
+        return CheckResult(self.latched, self.cause, write, changed, events)
+
+    def _recent(self, t: float | None, now: float) -> bool:
+        return t is not None and now - t <= self.th.damping_grace_s
+
+    def _decide_damping(self, now: float, violations: list[Violation]) -> bool:
+        if not self.latched:
+            return False
+        if self.writing:
+            # Once the monitor has had to step in it keeps damping until reset: the writer that failed
+            # once is not trusted again, and two writers both damping is safe (no flapping either).
+            return True
+        others_damp = self._recent(self.ext_damping_t, now) and self.ext_damping_t >= self.latch_t
+        others_stiff = self._recent(self.ext_stiff_t, now)
+        at_once = any(v.cause in CAUSES_DAMPED_AT_ONCE for v in violations)
+        grace_over = now - self.latch_t >= self.th.damping_grace_s
+        if at_once:
+            return True
+        # After the grace period: stiff commands still on the wire, or no damping at all.
+        if grace_over and (others_stiff or not others_damp):
+            return True
+        return False
+
+    def _wire_summary(self, now: float) -> dict[str, Any]:
+        def age(t):
+            return None if t is None else round(now - t, 4)
+
+        return {"ext_damping_age_s": age(self.ext_damping_t), "ext_stiff_age_s": age(self.ext_stiff_t),
+                "lowstate_age_s": age(self.state_t)}
+
+    # --- reset -----------------------------------------------------------------------------
+
+    def safe_to_reset(self, now: float) -> tuple[bool, str, dict[str, Any]]:
+        """Safe = fresh robot state, lying still (joints and base), motors not driven, no rule violated."""
+        s = self.state
+        if s is None or self.state_t is None or now - self.state_t > self.th.stale_state_s:
+            return False, "no fresh rt/lowstate: cannot tell that the robot is safe", {}
+        max_dq = float(np.max(np.abs(s.joint_vel)))
+        max_gyro = float(np.max(np.abs(s.gyro_b)))
+        values = {"max_joint_vel": max_dq, "max_gyro": max_gyro}
+        if not np.isfinite(max_dq) or max_dq > self.th.reset_max_joint_vel:
+            return False, f"joints still moving ({max_dq:.2f} rad/s > {self.th.reset_max_joint_vel} rad/s)", values
+        if not np.isfinite(max_gyro) or max_gyro > self.th.reset_max_gyro:
+            return False, f"base still moving ({max_gyro:.2f} rad/s > {self.th.reset_max_gyro} rad/s)", values
+        if self.wire_stiff() or self._recent(self.ext_stiff_t, now):
+            return False, "stiff commands are on the wire: put the policy node in DAMP/PASSIVE first", values
+        active = self.active_violations(now)
+        if active:
+            values["active"] = [v.cause for v in active]
+            return False, "fault still active: " + "; ".join(v.detail for v in active), values
+        return True, "robot lying still, motors not driven, no fault active", values
+
+    def request_reset(self, now: float) -> ResetResult:
+        if not self.latched:
+            return ResetResult(True, "not latched: nothing to reset", [])
+        ok, reason, values = self.safe_to_reset(now)
+        if not ok:
+            ev = SafetyEvent(now, "reset_refused", self.cause, reason, values, "stay latched (DAMP)")
+            return ResetResult(False, reason, [ev])
+        events = [SafetyEvent(now, "reset", self.cause, reason, values, "unlatch (OK)")]
+        if self.writing:
+            events.append(SafetyEvent(now, "monitor_damping_off", self.cause, "reset", {}, "stop writing"))
+        self.latched, self.cause, self.latch_t, self.writing = False, "", None, False
+        self._pending, self._persist_since, self._logged_causes = [], {}, set()
+        return ResetResult(True, reason, events)

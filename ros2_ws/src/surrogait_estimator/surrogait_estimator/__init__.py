@@ -1,0 +1,1 @@
+"""State-estimator node (a thin ROS shell over surrogait_core.estimator)."""

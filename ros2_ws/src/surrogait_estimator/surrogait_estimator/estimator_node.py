@@ -1,0 +1,242 @@
+"""estimator_node: the robot's rt/lowstate in, odometry + contacts + diagnostics out.
+
+    estimator_node --ros-args --params-file config/estimator.yaml
+
+Reads rt/lowstate through unitree_sdk2 DDS directly (not the policy node's JointState/Imu):
+it sees exactly the samples the policy sees, at the robot's full 500 Hz with the foot forces
+(JointState/Imu carry neither foot force nor the robot's tick), and it keeps running when the
+policy node is stopped or restarted, which is when odometry is most useful for debugging.
+
+Publishes (names from surrogait_core.interfaces):
+  odom                 nav_msgs/Odometry, header odom, child base_link (REP 105): pose in odom,
+                       twist in base_link, both with covariances; every `publish_decimation`-th sample
+  estimator/contacts   std_msgs/UInt8MultiArray, 1 = stance, SDK leg order FR, FL, RR, RL
+  /diagnostics         diagnostic_msgs/DiagnosticArray: rejected samples by reason, gaps, filter health
+
+TF: tf2_ros and tf2_msgs are not installable here (no wheels), so no /tf is broadcast; the
+odometry message carries the same odom -> base_link transform (pose) for a relay to re-publish.
+The estimator runs in the DDS listener thread, one sample at a time, under a lock shared with
+the diagnostics timer.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+from surrogait_core import go2_wire, interfaces
+from surrogait_core.estimator import ProprioSample, StateEstimator
+from surrogait_core.estimator.estimator import ERROR, OK, WARN
+from surrogait_core.estimator.samples import TickClock
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_estimator.covariance import pose_covariance, twist_covariance
+from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig, ParamError
+
+NODE_NAME = "estimator_node"
+EXIT_BAD_CONFIG = 2
+_LEVEL_BYTES = {OK: b"\x00", WARN: b"\x01", ERROR: b"\x02"}
+
+
+def _error(msg: str) -> None:
+    print(f"{NODE_NAME}: error: {msg}", file=sys.stderr, flush=True)
+
+
+def _read_params(node) -> dict[str, object]:
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    for name, (default, description) in PARAMETERS.items():
+        node.declare_parameter(name, default, ParameterDescriptor(description=description))
+    return {name: node.get_parameter(name).value for name in PARAMETERS}
+
+
+class EstimatorRosSide:
+    """Owns the estimator, its lock, and the three publishers."""
+
+    def __init__(self, node, config: EstimatorNodeConfig) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        from nav_msgs.msg import Odometry
+        from std_msgs.msg import MultiArrayDimension, UInt8MultiArray
+
+        self.node = node
+        self.config = config
+        self.spec = load_robot_spec(config.robot)
+        self.estimator = StateEstimator(self.spec, config.estimator)
+        self.clock = TickClock()
+        self.lock = threading.Lock()
+        self.received = 0
+        self._accepted_since_publish = 0
+        self._last_receive_mono: float | None = None
+        self._last_diag_mono = 0.0
+        self._min_offset = float("inf")
+        self._lag_s = 0.0
+        self._max_lag_s = 0.0
+
+        self._odom_pub = node.create_publisher(Odometry, interfaces.ODOM, 10)
+        self._contacts_pub = node.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)
+        self._diag_pub = node.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
+        self._odom = Odometry()
+        self._odom.header.frame_id = config.odom_frame
+        self._odom.child_frame_id = config.base_frame
+        self._contacts = UInt8MultiArray()
+        self._contacts.layout.dim = [MultiArrayDimension(label="FR,FL,RR,RL", size=4, stride=4)]
+        node.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
+
+    # -- DDS listener thread ---------------------------------------------------------------------
+    def on_lowstate(self, msg) -> None:
+        view = go2_wire.decode_lowstate(msg)
+        with self.lock:
+            self.received += 1
+            self._last_receive_mono = time.monotonic()
+            sample = ProprioSample.from_lowstate(view, time_s=self.clock.time_s(view.tick_ms))
+            # Wall time minus robot time, relative to the smallest such offset seen. It grows when this node
+            # falls behind the stream, and also when the publisher's clock runs slow (a simulator slower than
+            # real time), so it is reported, not judged.
+            offset = self._last_receive_mono - sample.time_s
+            self._min_offset = min(self._min_offset, offset)
+            self._lag_s = offset - self._min_offset
+            self._max_lag_s = max(self._max_lag_s, self._lag_s)
+            est = self.estimator.step(sample)
+            if est is None:
+                new_rejection = True
+            else:
+                new_rejection = False
+                self._accepted_since_publish += 1
+                if self._accepted_since_publish >= self.config.publish_decimation:
+                    self._accepted_since_publish = 0
+                    self._publish_estimate(est)
+        # A refused sample is reported at once (at most every 20 ms), not only at the next tick.
+        if new_rejection and time.monotonic() - self._last_diag_mono > 0.02:
+            self.publish_diagnostics()
+
+    def _publish_estimate(self, est) -> None:
+        m = self._odom
+        m.header.stamp = self.node.get_clock().now().to_msg()
+        pos, q = m.pose.pose.position, m.pose.pose.orientation
+        pos.x, pos.y, pos.z = (float(v) for v in est.position_w)
+        q.w, q.x, q.y, q.z = (float(v) for v in est.quat_wxyz)
+        m.pose.covariance = pose_covariance(est, self.config.orientation_std_rad)
+        lin, ang = m.twist.twist.linear, m.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(v) for v in est.base_lin_vel_b)
+        ang.x, ang.y, ang.z = (float(v) for v in est.base_ang_vel_b)
+        m.twist.covariance = twist_covariance(est, self.config.gyro_std_radps)
+        self._odom_pub.publish(m)
+        self._contacts.data = [int(s) for s in est.stance]
+        self._contacts_pub.publish(self._contacts)
+
+    # -- executor thread (and listener, on rejections) -------------------------------------------
+    def publish_diagnostics(self) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+        with self.lock:
+            now = time.monotonic()
+            self._last_diag_mono = now
+            health = self.estimator.health()
+            est = self.estimator.last_estimate
+            silent_s = None if self._last_receive_mono is None else now - self._last_receive_mono
+            level, message = health.level, health.message
+            if silent_s is None:
+                level, message = ERROR, (f"no rt/lowstate yet on DDS domain {self.config.dds_domain}, "
+                                         f"interface {self.config.network_interface}")
+            elif silent_s > self.config.lowstate_timeout_s:
+                level, message = ERROR, f"no rt/lowstate for {silent_s:.2f} s"
+            values = {
+                "received": self.received,
+                "accepted": health.accepted,
+                "rejected_total": health.rejected_total,
+                **{f"rejected_{k}": v for k, v in health.rejected.items()},
+                "last_rejection": health.last_rejection,
+                "dropped_samples": health.dropped_samples,
+                "long_gaps": health.long_gaps,
+                "filter_resets": health.resets,
+                "nis_per_dof": f"{health.nis_per_dof:.3f}",
+                "slip_rejections": health.slip_rejections,
+                "clock_lag_ms": f"{self._lag_s * 1e3:.1f}",
+                "clock_lag_max_ms": f"{self._max_lag_s * 1e3:.1f}",
+            }
+
+            if est is not None:
+                values["velocity_std_mps"] = f"{float(np.sqrt(np.max(np.diag(est.base_lin_vel_cov_b)))):.4f}"
+                values["height_m"] = f"{est.height_m:.4f}"
+                values["stance_FR_FL_RR_RL"] = "".join(str(int(s)) for s in est.stance)
+        status = DiagnosticStatus(level=_LEVEL_BYTES[level], name=f"{NODE_NAME}: state estimator",
+                                  message=message, hardware_id=self.config.robot)
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        arr = DiagnosticArray()
+        arr.header.stamp = self.node.get_clock().now().to_msg()
+        arr.status = [status]
+        self._diag_pub.publish(arr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    argv = sys.argv if argv is None else argv
+    try:
+        rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as e:  # e.g. a params file that is not valid YAML
+        _error(f"cannot start ROS with arguments {argv[1:]}: {e}")
+        return EXIT_BAD_CONFIG
+    node = None
+    try:
+        from rclpy.exceptions import ParameterException
+
+        node = rclpy.create_node(NODE_NAME)
+        try:
+            config = EstimatorNodeConfig.from_params(_read_params(node))
+        except (ParamError, ParameterException) as e:
+            _error(str(e))
+            return EXIT_BAD_CONFIG
+        return _run(node, config, SingleThreadedExecutor)
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+def _run(node, config: EstimatorNodeConfig, executor_cls) -> int:
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelSubscriber
+    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        ros_side = EstimatorRosSide(node, config)
+    except (OSError, ValueError) as e:  # a missing or malformed robot description
+        _error(f"cannot load the {config.robot} model: {e}")
+        return EXIT_BAD_CONFIG
+    try:
+        ChannelFactoryInitialize(config.dds_domain, config.network_interface)
+    except Exception as e:
+        _error(f"cannot start DDS on domain {config.dds_domain}, interface {config.network_interface!r}: {e}")
+        return EXIT_BAD_CONFIG
+    sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
+    sub.Init(ros_side.on_lowstate, 10)
+    node.get_logger().info(
+        f"state estimator for {config.robot}: rt/lowstate on DDS domain {config.dds_domain} "
+        f"({config.network_interface}) -> {interfaces.ODOM} every {config.publish_decimation} samples, "
+        f"{interfaces.CONTACTS}, {interfaces.DIAGNOSTICS} at {config.diagnostics_rate_hz:g} Hz"
+    )
+    executor = executor_cls()
+    executor.add_node(node)
+    try:
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        sub.Close()
+        executor.shutdown(timeout_sec=2.0)
+        health = ros_side.estimator.health()
+        node.get_logger().info(f"stopped: {ros_side.received} samples received, {health.accepted} accepted, "
+                               f"{health.rejected_total} rejected {health.rejected}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The surrogait policy node."""

@@ -1,0 +1,294 @@
+"""The policy node: an exported ONNX policy driving a Go2 over unitree_sdk2 DDS at the contract's rate.
+
+A thin shell over `surrogait_core.policy_controller` (all decisions) and
+`surrogait_core.control_loop` (timing). Two threads:
+  - the control thread wakes at absolute deadlines, takes the newest rt/lowstate (DDS keeps
+    only the latest; see lowstate_reader), asks the controller for motor targets, writes the
+    LowCmd (with CRC) through unitree_sdk2py and publishes JointState / Imu;
+  - the ROS executor serves the Trigger services and cmd_vel / safety / odometry topics.
+
+Run: `policy_node --ros-args --params-file launch/config/policy_rehearsal.yaml`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from surrogait_core import interfaces
+from surrogait_core.contract import ContractError
+from surrogait_core.control_loop import DeadlineScheduler, LoopStats
+from surrogait_core.go2_wire import LOWCMD_TOPIC, decode_lowstate, fill_motor_commands, new_lowcmd
+from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy_controller import ControllerConfig, MotorTargets, PolicyController
+from surrogait_core.policy_fsm import PolicyState
+from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_policy.lowstate_reader import LatestLowState
+from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, from_values
+from surrogait_policy.sport_mode import SportModeError, make_motion_switcher, release_sport_mode
+
+NODE_NAME = "policy_node"
+SRV_RESET = "policy/reset"  # std_srvs/Trigger: DAMP -> PASSIVE, only while the safety monitor reports OK
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+SHUTDOWN_DAMPING_CYCLES = 10  # damping LowCmds written on exit so the motors are never left stiff
+
+
+def read_params(node: Node) -> PolicyNodeParams:
+    """Declare every PolicyNodeParams field and read it; unknown or mistyped values raise ParamsError."""
+    names = set(PARAMETERS)
+    overrides = set(getattr(node, "_parameter_overrides", {})) - {"use_sim_time"}
+    if overrides - names:
+        raise ParamsError(f"unknown parameter(s) {', '.join(sorted(overrides - names))} in the parameters file; "
+                          f"{NODE_NAME} takes: {', '.join(sorted(names))}")
+    values = {}
+    for name, (default, description) in PARAMETERS.items():
+        # dynamic typing, so a YAML `2` for a float is accepted here and checked with a clear message below
+        node.declare_parameter(name, default, ParameterDescriptor(description=description, dynamic_typing=True))
+        values[name] = node.get_parameter(name).value
+    return from_values(values).validate()
+
+
+class PolicyNode(Node):
+    def __init__(self):
+        super().__init__(NODE_NAME)
+        self.params = read_params(self)
+        policy = OnnxPolicy(Path(self.params.policy_path).expanduser(), robot=self.params.robot)
+        contract = policy.contract
+        spec = load_robot_spec(self.params.robot)
+        self.joint_names = list(contract.joint_names)
+        config = ControllerConfig(
+            stand_up_duration_s=self.params.stand_up_duration_s,
+            damping_kd=self.params.damping_kd,
+            state_timeout_s=self.params.state_timeout_s,
+            estimator_timeout_s=self.params.estimator_timeout_s,
+            command_timeout_s=self.params.cmd_vel_timeout_s,
+            reset_requires_safety_ok=self.params.reset_requires_safety_ok,
+        )
+        self.controller = PolicyController(PolicyRunner(policy, spec.default_joint_pos), config)
+        self.scheduler = DeadlineScheduler(contract.control_dt_s)
+        # A benchmark run keeps every cycle; otherwise the last minute is enough for diagnostics.
+        self.stats = LoopStats(contract.control_dt_s, window=500_000 if self.params.timing_log_path else 3000)
+        self.get_logger().info(
+            f"policy {self.params.policy_path} for the {contract.robot}: {contract.obs_size} obs -> "
+            f"{contract.action_size} actions at {1 / contract.control_dt_s:.0f} Hz; "
+            f"estimator terms: {list(contract.estimator_terms) or 'none'}"
+        )
+
+        self._state_pub = self.create_publisher(String, interfaces.POLICY_STATE, LATCHED)
+        self._joint_pub = self.create_publisher(JointState, interfaces.JOINT_STATES, 10)
+        self._imu_pub = self.create_publisher(Imu, interfaces.IMU, 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
+        self.create_subscription(Twist, interfaces.CMD_VEL, self._on_cmd_vel, 10)
+        self.create_subscription(String, interfaces.SAFETY_STATE, self._on_safety_state, LATCHED)
+        if self.controller.runner.needs_base_lin_vel:
+            self.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 10)
+        for request, name in (("stand_up", interfaces.SRV_STAND_UP), ("walk", interfaces.SRV_WALK),
+                              ("stop_walk", interfaces.SRV_STOP_WALK), ("damp", interfaces.SRV_DAMP),
+                              ("reset", SRV_RESET)):
+            self.create_service(Trigger, name, self._trigger_handler(request))
+        self.create_timer(self.params.diagnostics_period_s, self._publish_diagnostics)
+        self.create_timer(0.1, self._log_events)
+        self._events_logged = 0
+        self._published_state: PolicyState | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._control_loop, name="control_loop", daemon=True)
+        self._lowcmd_pub = None
+
+    # ---- the wire ---------------------------------------------------------------------------
+    def start(self) -> None:
+        from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
+
+        ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
+        if self.params.release_sport_mode:
+            release_sport_mode(make_motion_switcher(), log=self.get_logger().info)
+        self._lowcmd_pub = ChannelPublisher(LOWCMD_TOPIC, LowCmd_)
+        self._lowcmd_pub.Init()
+        self._lowstate = LatestLowState(self.params.dds_domain)
+        self.get_logger().info(f"unitree_sdk2 DDS domain {self.params.dds_domain} on {self.params.network_interface}")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=1.0)
+        if self._lowcmd_pub is not None:
+            cmd, damping = new_lowcmd(), MotorTargets.damping(self.params.damping_kd)
+            fill_motor_commands(cmd, damping.q, damping.dq, damping.kp, damping.kd, damping.tau)
+            for _ in range(SHUTDOWN_DAMPING_CYCLES):
+                self._lowcmd_pub.Write(cmd)
+                time.sleep(self.scheduler.period_s)
+        if self.params.timing_log_path:
+            self._save_timing(Path(self.params.timing_log_path))
+
+    def _control_loop(self) -> None:
+        if self.params.realtime_priority:
+            self._set_realtime_priority(self.params.realtime_priority)
+        cmd = new_lowcmd()
+        self.scheduler.start()
+        source_time_s = None  # publisher's clock stamp of the state in use
+        while not self._stop.is_set():
+            tick = self.scheduler.wait()
+            try:
+                sample = self._lowstate.take()
+                if sample is not None:
+                    self.controller.on_lowstate(decode_lowstate(sample.msg), tick.wake_s)
+                    source_time_s = sample.source_time_s
+                out = self.controller.cycle(tick.wake_s)
+                targets, state, inference_s = out.targets, out.state, out.inference_s
+            except Exception as e:  # a bug must never leave the motors stiff and silent
+                if self.controller.state is not PolicyState.DAMP:
+                    self.controller.request("damp", tick.wake_s, source=f"control-loop error {type(e).__name__}: {e}")
+                targets, state, inference_s = MotorTargets.damping(self.params.damping_kd), PolicyState.DAMP, None
+            fill_motor_commands(cmd, targets.q, targets.dq, targets.kp, targets.kd, targets.tau)
+            self._lowcmd_pub.Write(cmd)
+            written = time.monotonic()
+            # State-to-command latency: from the state's publication to this LowCmd. The stamp is the
+            # publisher's clock, so the number is exact in rehearsal (one host) and indicative on the robot.
+            latency = None if source_time_s is None else time.time() - source_time_s
+            self.stats.record(tick, written - tick.wake_s, inference_s, latency)
+            self._publish_feedback(state)
+
+    def _set_realtime_priority(self, priority: int) -> None:
+        # Linux applies the policy to the calling thread only: the control loop preempts other
+        # processes (and this process's other threads) when its deadline comes.
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+            self.get_logger().info(f"control thread runs SCHED_FIFO priority {priority}")
+        except (PermissionError, OSError) as e:
+            self.get_logger().warn(f"cannot set SCHED_FIFO priority {priority} ({e}); running with normal "
+                                   "scheduling (grant CAP_SYS_NICE or run as root for a steadier loop)")
+
+    # ---- ROS side -----------------------------------------------------------------------------
+    def _publish_feedback(self, state: PolicyState) -> None:
+        try:
+            self._publish_feedback_unguarded(state)
+        except Exception as e:  # feedback is best effort: it must never stop the LowCmd stream
+            if self.context.ok():  # (on SIGINT/SIGTERM the ROS context goes away before this thread stops)
+                self.get_logger().error(f"publishing feedback failed: {e}", throttle_duration_sec=5.0)
+
+    def _publish_feedback_unguarded(self, state: PolicyState) -> None:
+        if state is not self._published_state:
+            self._state_pub.publish(String(data=state.value))
+            self._published_state = state
+        robot = self.controller.latest_state
+        if robot is None:
+            return
+        stamp = self.get_clock().now().to_msg()
+        joints = JointState(name=self.joint_names, position=robot.joint_pos.tolist(),
+                            velocity=robot.joint_vel.tolist(), effort=robot.joint_tau_est.tolist())
+        joints.header.stamp = stamp
+        self._joint_pub.publish(joints)
+        imu = Imu()
+        imu.header.stamp, imu.header.frame_id = stamp, "imu"
+        q, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
+        q.w, q.x, q.y, q.z = (float(v) for v in robot.quat_wxyz)
+        w.x, w.y, w.z = (float(v) for v in robot.gyro_b)
+        a.x, a.y, a.z = (float(v) for v in robot.accel_b)
+        self._imu_pub.publish(imu)
+
+    def _trigger_handler(self, request: str):
+        def handle(_req: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+            result = self.controller.request(request, time.monotonic())
+            response.success, response.message = result.accepted, result.message
+            return response
+
+        return handle
+
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        self.controller.on_cmd_vel(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
+
+    def _on_odom(self, msg: Odometry) -> None:
+        v = msg.twist.twist.linear  # REP 105: the twist is in base_link, the body frame the policy expects
+        self.controller.on_base_lin_vel(np.array([v.x, v.y, v.z]), time.monotonic())
+
+    def _on_safety_state(self, msg: String) -> None:
+        try:
+            verdict = json.loads(msg.data)
+            ok, cause = verdict["state"] == "OK", str(verdict.get("cause", ""))
+        except (ValueError, KeyError, TypeError):
+            ok, cause = False, f"unreadable safety state {msg.data!r}"  # fail safe
+        self.controller.on_safety_state(ok, cause or "DAMP", time.monotonic())
+
+    def _log_events(self) -> None:
+        events = self.controller.events
+        for _, what in events[self._events_logged:]:
+            (self.get_logger().warn if "DAMP" in what else self.get_logger().info)(what)
+        self._events_logged = len(events)
+
+    def _publish_diagnostics(self) -> None:
+        summary = self.stats.summary()
+        state = self.controller.state
+        status = DiagnosticStatus(name=f"{NODE_NAME}: control loop", hardware_id=self.params.robot)
+        if state is PolicyState.DAMP:
+            status.level, status.message = DiagnosticStatus.ERROR, f"DAMP: {self.controller.fsm.damp_cause}"
+        elif summary.get("period_dev_p99_ms", 0.0) > 1.0:
+            status.level, status.message = DiagnosticStatus.WARN, f"{state.value}; loop jitter above 1 ms"
+        else:
+            status.level, status.message = DiagnosticStatus.OK, state.value
+        values = {"state": state.value, "overruns": self.scheduler.overruns, "skipped": self.scheduler.skipped}
+        values.update({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in summary.items()})
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(array)
+
+    def _save_timing(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        summary = dict(self.stats.summary(), overruns=self.scheduler.overruns, skipped=self.scheduler.skipped)
+        np.savez(path, **{f: self.stats.series(f) for f in LoopStats.FIELDS}, summary=json.dumps(summary))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv if argv is None else argv
+    # Line-buffered output so a parent process (the demo, a test) sees messages as they happen.
+    sys.stdout.reconfigure(line_buffering=True)
+    # The control thread must get the GIL soon after it wakes; Python's default 5 ms hand-over
+    # interval would show up directly as loop jitter.
+    sys.setswitchinterval(0.0005)
+    try:
+        rclpy.init(args=args)
+    except Exception as e:  # rcl reports unreadable parameter files as RCLError
+        print(f"{NODE_NAME}: error: cannot read the ROS arguments or the parameters file: {e}", file=sys.stderr)
+        return 2
+    node = None
+    try:
+        node = PolicyNode()
+        node.start()
+    except (ParamsError, ContractError, SportModeError) as e:
+        print(f"{NODE_NAME}: error: {e}", file=sys.stderr)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.stop()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The safety monitor node and its fault-injection tools."""

@@ -1,0 +1,789 @@
+"""The fault-injection suite: real processes (go2_sim, policy_node, safety_monitor) on real DDS.
+
+Each scenario starts a fresh rehearsal, stands the robot up (and walks it), injects one fault,
+and judges the result from an *independent* unitree_sdk2py subscriber in this process:
+- latency: from the fault to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms);
+- after the fault no command on the wire violates a limit (finite, stiff targets inside the
+  joint range, commanded torque kp·(q*−q)+kd·(dq*−dq)+τff within the motor's limit), the
+  injector's own commands excepted;
+- the robot ends lying still (joints and base gyro quiet; ground-truth base height low);
+- the fault is in the safety monitor's fault log.
+Used by bench/safety.py (the whole suite) and tests/safety (a representative subset).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from surrogait_core import go2_wire, interfaces
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.safety import read_fault_log
+from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
+from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_safety.fault_injection import make_nan_policy
+
+LATENCY_TARGET_S = 0.060
+STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
+STILL_GYRO = 0.3  # rad/s
+LYING_HEIGHT_M = 0.2  # ground-truth base height below which the robot lies (standing ≈ 0.28 m)
+ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad
+NAN_VX_TRIGGER = 0.75  # m/s
+_TH = default_thresholds(load_robot_spec("go2"))
+SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s}
+
+
+def try_realtime(priority: int) -> bool:
+    """Run this process (and the threads it starts later) under SCHED_FIFO at `priority`.
+
+    A robot's control computer runs its control stack with real-time priority; on a shared
+    2-core machine other jobs' load otherwise shows up as 50-300 ms silences of the simulator
+    and the nodes, which the monitor rightly calls faults. False where not permitted (not root).
+    """
+    if priority <= 0:
+        return False
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        return True
+    except (PermissionError, OSError):
+        return False
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system, all threads) a process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# --- the independent wire observer --------------------------------------------------------
+
+
+class WireRecorder:
+    """Records every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later)."""
+
+    def __init__(self):
+        from unitree_sdk2py.core.channel import ChannelSubscriber
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+
+        self.lock = threading.Lock()
+        self.cmds: list[tuple[float, object]] = []
+        self.states: list[tuple[float, object]] = []
+        self._subs = [ChannelSubscriber(go2_wire.LOWCMD_TOPIC, LowCmd_), ChannelSubscriber(go2_wire.LOWSTATE_TOPIC,
+                                                                                             LowState_)]
+        self._subs[0].Init(self._on_cmd, 0)
+        self._subs[1].Init(self._on_state, 0)
+
+    def _on_cmd(self, msg):
+        t = time.monotonic()
+        with self.lock:
+            self.cmds.append((t, msg))
+
+    def _on_state(self, msg):
+        t = time.monotonic()
+        with self.lock:
+            self.states.append((t, msg))
+
+    def clear(self):
+        with self.lock:
+            self.cmds, self.states = [], []
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.cmds), list(self.states)
+
+    def last_state_time(self) -> float | None:
+        with self.lock:
+            return self.states[-1][0] if self.states else None
+
+
+# --- the rehearsal processes ----------------------------------------------------------------
+
+
+def _yaml(path: Path, node: str, params: dict) -> Path:
+    lines = [f"{node}:", "  ros__parameters:"]
+    for k, v in params.items():
+        lines.append(f"    {k}: {json.dumps(v)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class BringUpError(RuntimeError):
+    """The rehearsal did not reach the state a scenario starts from."""
+
+
+@dataclasses.dataclass
+class RehearsalConfig:
+    domain: int
+    workdir: Path
+    policy_path: Path | None  # None: the development stand-in (no walking)
+    standin_script: Path | None = None
+    interface: str = "lo"
+    monitor_params: dict = dataclasses.field(default_factory=dict)
+    policy_params: dict = dataclasses.field(default_factory=dict)
+    rt_priority: int = 0  # SCHED_FIFO priority of the rehearsal's processes (0 = normal scheduling)
+
+
+class Rehearsal:
+    """go2_sim + policy_node + safety_monitor as separate processes, and a ROS client in this one."""
+
+    def __init__(self, cfg: RehearsalConfig, ros, recorder: WireRecorder):
+        self.cfg, self.ros, self.rec = cfg, ros, recorder
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.fault_log = cfg.workdir / "fault_log.jsonl"
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["ROS_DOMAIN_ID"] = str(self.cfg.domain)
+        env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def _spawn(self, name: str, argv: list[str]):
+        log = (self.cfg.workdir / f"{name}.log").open("w")
+        prio = self.cfg.rt_priority
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
+                                            cwd=self.cfg.workdir, start_new_session=True,
+                                            preexec_fn=(lambda: try_realtime(prio)) if prio > 0 else None)
+
+    def start(self):
+        self.started_at = time.monotonic()
+        self.monitor_cpu = None
+        c, w = self.cfg, self.cfg.workdir
+        w.mkdir(parents=True, exist_ok=True)
+        self.fault_log.unlink(missing_ok=True)
+        dds = {"dds_domain": c.domain, "network_interface": c.interface}
+        self._spawn("go2_sim", ["go2_sim", "--ros-args", "--params-file",
+                                str(_yaml(w / "go2_sim.yaml", "go2_sim", dds))])
+        mon = {**dds, "fault_log_path": str(self.fault_log), **c.monitor_params}
+        self._spawn("safety_monitor", ["safety_monitor", "--ros-args", "--params-file",
+                                       str(_yaml(w / "safety_monitor.yaml", "safety_monitor", mon))])
+        if c.policy_path is None:
+            self._spawn("policy", [sys.executable, str(c.standin_script), "--domain", str(c.domain)])
+        else:
+            pol = {**dds, "policy_path": str(Path(c.policy_path).resolve()), **c.policy_params}
+            self._spawn("policy", ["policy_node", "--ros-args", "--params-file",
+                                   str(_yaml(w / "policy_node.yaml", "policy_node", pol))])
+
+    def check_alive(self, names=("go2_sim", "safety_monitor", "policy")):
+        for n in names:
+            p = self.procs.get(n)
+            if p is not None and p.poll() is not None:
+                log = (self.cfg.workdir / f"{n}.log").read_text()[-2000:]
+                raise RuntimeError(f"{n} exited with {p.returncode}:\n{log}")
+
+    def stop(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGCONT)  # a SIGSTOPped process cannot handle SIGINT
+                    os.killpg(p.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5.0
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # --- waiting ---------------------------------------------------------------------------
+    def wait_for(self, what: str, cond: Callable[[], bool], timeout_s: float, bringing_up: bool = False):
+        deadline = time.monotonic() + timeout_s
+        while not cond():
+            self.check_alive()
+            if bringing_up and self.ros.safety_state.get("state") == "DAMP":
+                raise BringUpError(f"the monitor latched while waiting for {what}: {self.ros.safety_state}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout_s} s waiting for {what} "
+                                   f"(policy state {self.ros.policy_state!r}, safety {self.ros.safety_state!r}; "
+                                   f"logs in {self.cfg.workdir})")
+            time.sleep(0.02)
+
+    def bring_up(self, walk_vx: float | None):
+        """Lowstate flowing, policy up, stand up, READY; optionally walk at walk_vx for a while.
+
+        Raises BringUpError when the rehearsal cannot get there (e.g. the monitor, rightly, latched
+        on a 100 ms stall of an overloaded machine): the scenario never started, it may be retried.
+        """
+        try:
+            self._bring_up(walk_vx)
+        except (TimeoutError, RuntimeError) as e:
+            raise BringUpError(str(e)) from e
+        if self.ros.safety_state.get("state") != "OK":
+            raise BringUpError(f"the monitor latched during bring-up: {self.ros.safety_state}")
+
+    def _bring_up(self, walk_vx: float | None):
+        up = {"bringing_up": True}
+        self.wait_for("rt/lowstate", lambda: self.rec.last_state_time() is not None, 30.0, **up)
+        self.wait_for("the policy node", lambda: self.ros.policy_state in ("PASSIVE", "STAND_UP", "READY"), 30.0,
+                      **up)
+        self.wait_for("the safety monitor", lambda: self.ros.safety_state.get("state") == "OK", 30.0, **up)
+        if self.cfg.policy_path is not None:
+            # Refused until the policy node has fresh rt/lowstate (it may have just joined): retry.
+            deadline = time.monotonic() + 15.0
+            while not (answer := self.ros.call_trigger(interfaces.SRV_STAND_UP))[0]:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"stand_up refused: {answer[1]}")
+                time.sleep(0.25)
+        self.wait_for("READY", lambda: self.ros.policy_state == "READY", 15.0, **up)
+        # An operator's e-stop/reset client is long-lived; a client made just before its first call
+        # still finishes discovery meanwhile (that first request arrived ~80 ms late in tests).
+        self.ros.wait_service("Trigger", interfaces.SRV_ESTOP)
+        self.ros.wait_service("Trigger", interfaces.SRV_SAFETY_RESET)
+        time.sleep(0.5)
+        if walk_vx is not None and self.cfg.policy_path is not None:
+            self.ros.set_cmd_vel(walk_vx)
+            ok, msg = self.ros.call_trigger(interfaces.SRV_WALK)
+            if not ok:
+                raise RuntimeError(f"walk refused: {msg}")
+            self.wait_for("WALK", lambda: self.ros.policy_state == "WALK", 5.0, **up)
+            time.sleep(2.0)
+
+    def pid(self, name: str) -> int:
+        return self.procs[name].pid
+
+
+# --- the ROS side of the suite ---------------------------------------------------------------
+
+
+class SuiteRos:
+    """This process's ROS node: operator services, fault-injection topics, state subscriptions."""
+
+    def __init__(self):
+        import rclpy
+        from geometry_msgs.msg import Twist
+        from nav_msgs.msg import Odometry
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import Joy
+        from std_msgs.msg import Bool, String
+        from std_srvs.srv import SetBool, Trigger
+
+        self._types = {"Twist": Twist, "Joy": Joy, "Bool": Bool, "Trigger": Trigger, "SetBool": SetBool}
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = rclpy.create_node("fault_suite")
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        self.policy_state = ""
+        self.safety_state: dict = {}
+        self.base_height_gt: float | None = None
+        self.node.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, latched)
+        self.node.create_subscription(String, interfaces.SAFETY_STATE, self._on_safety_state, latched)
+        self.node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, self._on_gt, 10)
+        self.cmd_vel_pub = self.node.create_publisher(Twist, interfaces.CMD_VEL, 10)
+        self.push_pub = self.node.create_publisher(Twist, interfaces.SIM_PUSH, 10)
+        self.gamepad_pub = self.node.create_publisher(Joy, interfaces.SIM_GAMEPAD, 10)
+        self.estop_pub = self.node.create_publisher(Bool, interfaces.ESTOP_TOPIC, 10)
+        self._clients: dict[str, object] = {}
+        self._vx: float | None = None
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._spin = threading.Thread(target=self._spin_loop, daemon=True)
+        self._spin.start()
+        self._cmd_thread = threading.Thread(target=self._cmd_vel_loop, daemon=True)
+        self._cmd_thread.start()
+
+    def _spin_loop(self):
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def _cmd_vel_loop(self):
+        while not self._stop.is_set():
+            if self._vx is not None:
+                msg = self._types["Twist"]()
+                msg.linear.x = float(self._vx)
+                self.cmd_vel_pub.publish(msg)
+            time.sleep(0.05)
+
+    def reset_observations(self):
+        self.policy_state, self.safety_state, self.base_height_gt, self._vx = "", {}, None, None
+
+    def _on_policy_state(self, msg):
+        self.policy_state = msg.data.strip().upper()
+
+    def _on_safety_state(self, msg):
+        self.safety_state = json.loads(msg.data)
+
+    def _on_gt(self, msg):
+        self.base_height_gt = float(msg.pose.pose.position.z)
+
+    def set_cmd_vel(self, vx: float | None):
+        self._vx = vx
+        if vx is not None:  # publish now too: the fault time is this call
+            msg = self._types["Twist"]()
+            msg.linear.x = float(vx)
+            self.cmd_vel_pub.publish(msg)
+
+    def _client(self, srv_type: str, name: str):
+        if name not in self._clients:
+            self._clients[name] = self.node.create_client(self._types[srv_type], name)
+        return self._clients[name]
+
+    def _call(self, srv_type: str, name: str, request, timeout_s: float):
+        client = self._client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError(f"service {name} not available")
+        future = client.call_async(request)
+        deadline = time.monotonic() + timeout_s
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"service {name} did not answer within {timeout_s} s")
+            time.sleep(0.002)
+        res = future.result()
+        return bool(res.success), str(res.message)
+
+    def call_trigger(self, name: str, timeout_s: float = 5.0):
+        return self._call("Trigger", name, self._types["Trigger"].Request(), timeout_s)
+
+    def call_set_bool(self, name: str, value: bool, timeout_s: float = 5.0):
+        req = self._types["SetBool"].Request()
+        req.data = value
+        return self._call("SetBool", name, req, timeout_s)
+
+    def wait_service(self, srv_type: str, name: str, timeout_s: float = 10.0):
+        if not self._client(srv_type, name).wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError(f"service {name} not available")
+
+    def push(self, angular=(0.0, 0.0, 0.0), linear=(0.0, 0.0, 0.0)):
+        msg = self._types["Twist"]()
+        msg.linear.x, msg.linear.y, msg.linear.z = (float(v) for v in linear)
+        msg.angular.x, msg.angular.y, msg.angular.z = (float(v) for v in angular)
+        self.push_pub.publish(msg)
+
+    def gamepad(self, keys: frozenset[str]):
+        msg = self._types["Joy"]()
+        msg.axes = [0.0, 0.0, 0.0, 0.0]
+        msg.buttons = [0] * 16
+        for k in keys:
+            msg.buttons[go2_wire.KEY_BITS[k]] = 1
+        self.gamepad_pub.publish(msg)
+
+    def estop_topic(self):
+        self.estop_pub.publish(self._types["Bool"](data=True))
+
+    def close(self):
+        import rclpy
+
+        self._stop.set()
+        self._spin.join(timeout=1.0)
+        self._cmd_thread.join(timeout=1.0)
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown()
+
+
+# --- scenarios ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Injection:
+    """What an injector did: the fault time (monotonic; None = found from the wire) and its wall time."""
+
+    t_fault: float | None
+    note: str = ""
+    fault_from_wire: str = ""  # "rogue" | "tilt" | "lowstate_stop": locate the fault instant on the wire
+    t_inject: float = 0.0
+
+
+@dataclasses.dataclass
+class Scenario:
+    name: str
+    description: str
+    inject: Callable[[Rehearsal], Injection]
+    nan_policy: bool = False
+    observe_s: float = 3.0
+
+
+def _now_injection(note="", **kw) -> Injection:
+    t = time.monotonic()
+    return Injection(t, note, t_inject=t, **kw)
+
+
+def inject_kill9(r: Rehearsal) -> Injection:
+    inj = _now_injection("SIGKILL to the policy node (the last command on the wire precedes it by up to a period)")
+    os.kill(r.pid("policy"), signal.SIGKILL)
+    return inj
+
+
+def inject_sigstop(r: Rehearsal) -> Injection:
+    inj = _now_injection("SIGSTOP to the policy node (hung)")
+    os.kill(r.pid("policy"), signal.SIGSTOP)
+    return inj
+
+
+def inject_lowstate_stop(r: Rehearsal) -> Injection:
+    t = time.monotonic()
+    ok, msg = r.ros.call_set_bool(interfaces.SIM_LOWSTATE_ENABLED, False)
+    if not ok:
+        raise RuntimeError(f"the simulator refused to stop rt/lowstate: {msg}")
+    return Injection(None, "go2_sim stops rt/lowstate (sim/lowstate_enabled false)", "lowstate_stop", t_inject=t)
+
+
+def inject_nan_policy(r: Rehearsal) -> Injection:
+    if r.ros.policy_state == "WALK":
+        inj = _now_injection(f"cmd_vel vx 1.0 > trigger {NAN_VX_TRIGGER}: the policy's ONNX outputs NaN")
+        r.ros.set_cmd_vel(1.0)
+        return inj
+    # Standing (READY): the network only runs in WALK, so the fault starts with the walk request.
+    r.ros.set_cmd_vel(1.0)
+    time.sleep(0.1)
+    inj = _now_injection(f"walk with cmd_vel vx 1.0 > trigger {NAN_VX_TRIGGER}: the policy's first inference "
+                         "outputs NaN")
+    r.ros.call_trigger(interfaces.SRV_WALK)
+    return inj
+
+
+def _rogue(r: Rehearsal, target: str, note: str) -> Injection:
+    t = time.monotonic()
+    argv = [sys.executable, "-m", "surrogait_safety.fault_injection", "rogue", "--domain", str(r.cfg.domain),
+            "--interface", r.cfg.interface, "--joint", ROGUE_JOINT, "--target", target]
+    r._spawn("rogue", argv)
+    r.wait_for("the rogue's first command", lambda: any(_is_rogue(go2_wire.motor_commands(m))
+                                                          for _, m in r.rec.snapshot()[0][-20:]), 15.0)
+    time.sleep(0.3)
+    os.kill(r.pid("rogue"), signal.SIGKILL)
+    return Injection(None, note, "rogue", t_inject=t)
+
+
+def inject_rogue_limit(r: Rehearsal) -> Injection:
+    return _rogue(r, str(ROGUE_TARGET), f"rogue process writes stiff LowCmds with {ROGUE_JOINT} -> {ROGUE_TARGET} "
+                  "rad (limit 1.047) at 50 Hz for 0.3 s, then SIGKILL")
+
+
+def inject_rogue_nan(r: Rehearsal) -> Injection:
+    return _rogue(r, "nan", f"rogue process writes stiff LowCmds with {ROGUE_JOINT} -> NaN at 50 Hz for 0.3 s, "
+                  "then SIGKILL")
+
+
+def inject_push(r: Rehearsal) -> Injection:
+    t = time.monotonic()
+    # A roll-rate kick (as from a blow at the shoulder): 20 rad/s tilts a standing Go2 ≈ 0.44 rad,
+    # 28 rad/s ≈ 0.84 rad; a sideways 1.6 m/s push rolls it right over.
+    r.ros.push(angular=(28.0, 0.0, 0.0))
+    return Injection(None, "sim/push: roll rate 28 rad/s added to the base", "tilt", t_inject=t)
+
+
+def inject_estop_topic(r: Rehearsal) -> Injection:
+    inj = _now_injection("std_msgs/Bool true on safety/estop")
+    r.ros.estop_topic()
+    return inj
+
+
+def inject_estop_service(r: Rehearsal) -> Injection:
+    r.ros.wait_service("Trigger", interfaces.SRV_ESTOP)
+    inj = _now_injection("safety/estop Trigger service")
+    r.ros.call_trigger(interfaces.SRV_ESTOP)
+    return inj
+
+
+def inject_estop_gamepad(r: Rehearsal) -> Injection:
+    inj = _now_injection("gamepad L2+B via sim/gamepad (held 0.5 s)")
+    r.ros.gamepad(go2_wire.ESTOP_KEYS)
+    threading.Timer(0.5, lambda: r.ros.gamepad(frozenset())).start()
+    return inj
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
+    Scenario("kill9_policy", "kill -9 of the policy node", inject_kill9),
+    Scenario("sigstop_policy", "policy node hung (SIGSTOP)", inject_sigstop),
+    Scenario("lowstate_stopped", "rt/lowstate stream stopped", inject_lowstate_stop),
+    Scenario("nan_policy_output", "NaN in the policy output (ONNX triggered by vx > 0.75)",
+             inject_nan_policy, nan_policy=True),
+    Scenario("nan_on_wire", "a rogue writer puts a NaN target on the wire", inject_rogue_nan),
+    Scenario("command_beyond_limit", "a rogue writer commands a joint beyond its limit",
+             inject_rogue_limit),
+    Scenario("push_tilt", "a push tilts the robot past the roll limit", inject_push),
+    Scenario("estop_topic", "e-stop by topic", inject_estop_topic),
+    Scenario("estop_service", "e-stop by service", inject_estop_service),
+    Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad),
+]}
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+ROGUE_INDEX = load_robot_spec("go2").joint_names.index(ROGUE_JOINT)
+
+
+def _is_rogue(cmd) -> bool:
+    q = cmd.q[ROGUE_INDEX]
+    return bool(driven(cmd)[ROGUE_INDEX] and (np.isnan(q) or q == ROGUE_TARGET))
+
+
+def _state_arrays(msg):
+    v = go2_wire.decode_lowstate(msg)
+    return v.joint_pos, v.joint_vel, v.gyro_b, v.quat_wxyz
+
+
+def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall_offset: float,
+             ros: SuiteRos, tilt_limit: float, phase: str) -> dict:
+    spec = load_robot_spec("go2")
+    state_t = np.array([t for t, _ in states])
+    decoded = [_state_arrays(m) for _, m in states]
+    t_fault, how = inj.t_fault, "injection time"
+    if inj.fault_from_wire == "rogue":
+        first = next((t for t, m in cmds if t >= inj.t_inject and _is_rogue(go2_wire.motor_commands(m))), None)
+        t_fault, how = first, "first rogue LowCmd on the wire"
+    elif inj.fault_from_wire == "lowstate_stop":
+        before = state_t[state_t >= inj.t_inject - 0.5]
+        gaps = np.flatnonzero(np.diff(before) > 0.05)
+        t_fault = float(before[gaps[0]]) if len(gaps) else (float(before[-1]) if len(before) else None)
+        how = "last rt/lowstate before the stream stopped"
+    elif inj.fault_from_wire == "tilt":
+        t_fault, how = None, "first rt/lowstate with |roll| or |pitch| past the limit"
+        for t, (_, _, _, quat) in zip(state_t, decoded, strict=True):
+            if t >= inj.t_inject and max(abs(a) for a in roll_pitch(quat)) > tilt_limit:
+                t_fault = float(t)
+                break
+    result = {"scenario": sc.name, "description": sc.description, "phase": phase, "injection": inj.note,
+              "fault_time_from": how}
+    if t_fault is None:
+        result.update(ok=False, error="the fault never showed on the wire")
+        return result
+
+    after = [(t, go2_wire.motor_commands(m)) for t, m in cmds if t >= t_fault]
+    first_damp_cmd = next(((t, c) for t, c in after if c.is_damping), None)
+    first_damp = None if first_damp_cmd is None else first_damp_cmd[0]
+    # The monitor damps with its own kd (the policy node with its own): tells who was first on the wire.
+    first_by_monitor = first_damp_cmd is not None and np.allclose(first_damp_cmd[1].kd, _TH.damping_kd)
+    latency = None if first_damp is None else first_damp - t_fault
+    # Limits after the fault, with the joint state the drivers had when each command arrived.
+    violations, max_tau_ratio, stiff_after_damping, rogue_count = [], 0.0, 0, 0
+    before_damping_over_torque = 0  # stiff commands sent in the reaction window, driver torque > limit
+    for t, c in after:
+        if _is_rogue(c):
+            rogue_count += 1
+            continue
+        k = int(np.searchsorted(state_t, t, side="right")) - 1
+        q, dq = (decoded[k][0], decoded[k][1]) if k >= 0 else (spec.default_joint_pos, np.zeros(12))
+        on = driven(c)
+        servo = c.mode == go2_wire.MODE_SERVO
+        finite = np.all(np.isfinite(np.concatenate([c.q[servo], c.dq[servo], c.kp, c.kd, c.tau[servo]])))
+        tau = commanded_torque(c, q, dq)
+        ratio = float(np.max(np.abs(tau) / spec.joint_torque_limit)) if finite else float("inf")
+        max_tau_ratio = max(max_tau_ratio, ratio)
+        outside = on & ((c.q < spec.joint_pos_lower) | (c.q > spec.joint_pos_upper))
+        reacting = first_damp is None or t < first_damp
+        if finite and not np.any(outside) and ratio > 1.0 and reacting:
+            # A PD command sent before the fault was acted on, asking kp·(q*−q) of joints the fault
+            # (a kick) displaced: the driver clips it. Counted, but not a command the stack chose after
+            # reacting; everything from the first damping command on must be within every limit.
+            before_damping_over_torque += 1
+        elif not finite or np.any(outside) or ratio > 1.0:
+            violations.append({"t_after_fault_s": round(t - t_fault, 4), "finite": bool(finite),
+                               "target_outside": [spec.joint_names[i] for i in np.flatnonzero(outside)],
+                               "torque_ratio": round(ratio, 3), "damping": c.is_damping})
+        if first_damp is not None and t > first_damp and on.any():
+            stiff_after_damping += 1
+    # Lying still at the end: the last 0.5 s of robot state.
+    tail = [d for t, d in zip(state_t, decoded, strict=True) if t >= state_t[-1] - 0.5] if len(state_t) else []
+    max_dq = float(max(np.max(np.abs(d[1])) for d in tail)) if tail else float("nan")
+    max_gyro = float(max(np.max(np.abs(d[2])) for d in tail)) if tail else float("nan")
+    height = ros.base_height_gt
+    lying_still = bool(tail and max_dq < STILL_JOINT_VEL and max_gyro < STILL_GYRO
+                       and (height is None or height < LYING_HEIGHT_M))
+    # The fault log.
+    log = read_fault_log(fault_log) if fault_log.exists() else []
+    t_fault_wall = t_fault + t_wall_offset
+    logged = [e for e in log if e["event"] in ("fault", "policy_damp", "policy_damp_cause")
+              and e["time"] >= t_fault_wall - 0.5]
+    first_fault = next((e for e in log if e["event"] == "fault" and e["time"] >= t_fault_wall - 0.5), None)
+    silence = SILENCE_CAUSES.get(first_fault["cause"]) if first_fault else None
+    # A silence starts with the last sample before it (a killed policy's last command precedes the kill).
+    silence_start = t_fault
+    if first_fault is not None and first_fault["cause"] == "policy_silent":
+        silence_start = max((t for t, _ in cmds if t <= t_fault), default=t_fault)
+    monitor_wrote = any(e["event"] == "monitor_damping_on" and e["time"] >= t_fault_wall - 0.5 for e in log)
+    result.update(
+        latency_s=None if latency is None else round(latency, 4),
+        monitor_latched_after_s=None if first_fault is None else round(first_fault["time"] - t_fault_wall, 4),
+        first_cause=None if first_fault is None else first_fault["cause"],
+        # A silence is a fault only once it has lasted the rule's threshold: the target then applies
+        # to the reaction after that threshold (the latency from the fault instant is reported too).
+        silence_threshold_s=silence,
+        reaction_after_threshold_s=None if first_damp is None or silence is None
+        else round(first_damp - silence_start - silence, 4),
+        latency_ok=latency is not None and (latency <= LATENCY_TARGET_S or (
+            silence is not None and first_damp - silence_start - silence <= LATENCY_TARGET_S)),
+        who_damped="monitor" if first_by_monitor else ("policy node, then the monitor too" if monitor_wrote
+                                                         else "policy node"),
+        commands_after_fault=len(after) - rogue_count,
+        rogue_commands=rogue_count,
+        limit_violations=len(violations),
+        pd_over_torque_before_damping=before_damping_over_torque,
+        violation_examples=violations[:3],
+        max_commanded_torque_ratio=round(max_tau_ratio, 3),
+        stiff_commands_after_first_damping=stiff_after_damping,
+        end_max_joint_vel=round(max_dq, 3),
+        end_max_gyro=round(max_gyro, 3),
+        end_base_height_m=None if height is None else round(height, 3),
+        lying_still=lying_still,
+        logged_causes=sorted({e["cause"] for e in logged if e["event"] != "policy_damp_cause"}),
+        policy_damp_cause=next((e["detail"] for e in logged if e["event"] == "policy_damp_cause"), None),
+        logged=bool(logged),
+        final_safety_state=ros.safety_state.get("state"),
+    )
+    result["ok"] = bool(result["latency_ok"] and lying_still and not violations and logged)
+    return result
+
+
+def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecorder,
+                 policy_path: Path | None, standin_script: Path | None = None, walk_vx: float | None = 0.5,
+                 try_reset: bool = False, rt_priority: int = 0) -> dict:
+    workdir.mkdir(parents=True, exist_ok=True)
+    if sc.nan_policy and policy_path is not None:
+        policy_path = make_nan_policy(policy_path, workdir / "policy_nan.onnx", NAN_VX_TRIGGER)
+    ros.reset_observations()
+    recorder.clear()
+    cfg = RehearsalConfig(domain, workdir, policy_path, standin_script, rt_priority=rt_priority)
+    t_wall_offset = time.time() - time.monotonic()
+    tilt_limit = default_thresholds(load_robot_spec("go2")).max_roll_rad
+    # The recorder keeps every sample: a cyclic GC pass over thousands of them stalls this process
+    # for 50-100 ms (seen as fake gaps on the wire), so collect between scenarios, not during one.
+    gc.collect()
+    gc.disable()
+    try:
+        with Rehearsal(cfg, ros, recorder) as r:
+            inj, reset, cmds, states = _run_in_rehearsal(sc, r, ros, recorder, walk_vx, try_reset)
+            cpu = r.monitor_cpu
+    finally:
+        gc.enable()
+    phase = "standing (READY)" if walk_vx is None or policy_path is None else f"walking (WALK, cmd vx {walk_vx})"
+    result = evaluate(sc, inj, cmds, states, cfg.workdir / "fault_log.jsonl", t_wall_offset, ros, tilt_limit,
+                      phase)
+    recorder.clear()
+    result["workdir"] = str(workdir)
+    result["monitor_cpu_share"] = cpu
+    if reset is not None:
+        result["reset"] = reset
+    return result
+
+
+def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: SuiteRos, recorder: WireRecorder, walk_vx: float | None,
+                      try_reset: bool):
+    r.bring_up(walk_vx)
+    recorder.clear()  # judge only what follows the bring-up
+    cpu0 = process_cpu_seconds(r.pid("safety_monitor")), time.monotonic()
+    time.sleep(0.3)
+    inj = sc.inject(r)
+    early_reset = None
+    if try_reset:  # while the robot is still sinking down: must be refused
+        time.sleep(0.15)
+        ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)
+        early_reset = {"accepted": ok, "message": msg}
+    if sc.name == "lowstate_stopped":
+        time.sleep(sc.observe_s - 0.8)
+        r.ros.call_set_bool(interfaces.SIM_LOWSTATE_ENABLED, True)  # to see the robot lie still
+        time.sleep(0.8)
+    else:
+        time.sleep(sc.observe_s)
+    reset = None
+    if try_reset:  # lying still now, the policy node damping: must be accepted
+        ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)
+        reset = {"early": early_reset, "final": {"accepted": ok, "message": msg},
+                 "safety_state_after": dict(ros.safety_state)}
+    cmds, states = recorder.snapshot()
+    cpu1 = process_cpu_seconds(r.pid("safety_monitor")), time.monotonic()
+    r.monitor_cpu = None if None in (cpu0[0], cpu1[0]) else round((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]), 3)
+    return inj, reset, cmds, states
+
+
+# --- no fault: how close normal operation comes to each threshold --------------------------------
+
+
+def margins(cmds, states, control_period_s: float = 0.02) -> dict:
+    """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires)."""
+    spec = load_robot_spec("go2")
+    th = default_thresholds(spec, control_period_s)
+    state_t = np.array([t for t, _ in states])
+    decoded = [go2_wire.decode_lowstate(m) for _, m in states]
+    out = {"joint_vel": 0.0, "tau_est": 0.0, "tilt": 0.0, "commanded_torque": 0.0, "target_jump": 0.0,
+           "target_outside_range_rad": 0.0, "lowcmd_gap_s": 0.0, "lowstate_gap_s": 0.0}
+    for v in decoded:
+        out["joint_vel"] = max(out["joint_vel"], float(np.max(np.abs(v.joint_vel) / (th.joint_vel_fraction
+                                                                                      * th.joint_vel_limit))))
+        out["tau_est"] = max(out["tau_est"], float(np.max(np.abs(v.joint_tau_est) / (th.tau_est_fraction
+                                                                                     * th.joint_torque_limit))))
+        roll, pitch = roll_pitch(v.quat_wxyz)
+        out["tilt"] = max(out["tilt"], abs(roll) / th.max_roll_rad, abs(pitch) / th.max_pitch_rad)
+    prev = None
+    for t, m in cmds:
+        c = go2_wire.motor_commands(m)
+        k = int(np.searchsorted(state_t, t, side="right")) - 1
+        if k >= 0 and np.any(driven(c)):
+            tau = commanded_torque(c, decoded[k].joint_pos, decoded[k].joint_vel)
+            out["commanded_torque"] = max(out["commanded_torque"], float(np.max(
+                np.abs(tau) / (th.commanded_torque_factor * th.joint_torque_limit))))
+            outside = np.maximum(spec.joint_pos_lower - c.q, c.q - spec.joint_pos_upper)
+            out["target_outside_range_rad"] = max(out["target_outside_range_rad"], float(np.max(outside)))
+        if prev is not None:
+            pt, pc = prev
+            both = driven(c) & driven(pc)
+            if np.any(both):
+                allowed = th.target_jump_factor * th.joint_vel_limit * max(t - pt, th.control_period_s)
+                out["target_jump"] = max(out["target_jump"], float(np.max(np.abs(c.q - pc.q)[both] / allowed[both])))
+            out["lowcmd_gap_s"] = max(out["lowcmd_gap_s"], t - pt)
+        prev = (t, c)
+    if len(state_t) > 1:
+        out["lowstate_gap_s"] = float(np.max(np.diff(state_t)))
+    return {k: round(v, 3) for k, v in out.items()}
+
+
+def run_baseline(domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecorder, policy_path: Path,
+                 segments=((0.5, 4.0), (1.0, 4.0), (0.0, 2.0)), rt_priority: int = 0) -> dict:
+    """Stand up and walk with no fault injected: the monitor must stay OK (no false positive)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    ros.reset_observations()
+    recorder.clear()
+    cfg = RehearsalConfig(domain, workdir, policy_path, rt_priority=rt_priority)
+    gc.collect()
+    gc.disable()
+    try:
+        with Rehearsal(cfg, ros, recorder) as r:
+            r.bring_up(None)  # standing, monitor OK
+            ros.set_cmd_vel(segments[0][0])
+            ok, msg = ros.call_trigger(interfaces.SRV_WALK)
+            if not ok:
+                raise RuntimeError(f"walk refused: {msg}")
+            for vx, seconds in segments:  # whatever the monitor says: this run measures it
+                ros.set_cmd_vel(vx)
+                time.sleep(seconds)
+            cmds, states = recorder.snapshot()
+            safety, policy = dict(ros.safety_state), ros.policy_state
+    finally:
+        gc.enable()
+    log = read_fault_log(r.fault_log) if r.fault_log.exists() else []
+    faults = [{"cause": e["cause"], "detail": e["detail"]} for e in log if e["event"] == "fault"]
+    result = {"scenario": "baseline_no_fault", "description": "stand up, walk 0.5 then 1.0 m/s, stop; no fault",
+              "final_safety_state": safety.get("state"), "final_policy_state": policy, "false_faults": faults,
+              "max_fraction_of_threshold": margins(cmds, states), "workdir": str(workdir)}
+    result["ok"] = safety.get("state") == "OK" and not faults
+    recorder.clear()
+    return result

@@ -1,0 +1,372 @@
+"""safety_monitor: an independent watchdog on the Go2's DDS wire.
+
+A thin rclpy shell over `surrogait_core.safety.SafetyMonitor`:
+- unitree_sdk2py readers on rt/lowstate and rt/lowcmd (the latter ignoring this process's own
+  writes, so the monitor only judges what *others* command), a writer on rt/lowcmd for its own
+  damping commands;
+- ROS inputs: the estimator's odometry (base height), the policy's state, e-stop topic/service;
+- a check thread at `check_rate_hz` (≥ the control rate, so a silent policy is noticed within a
+  few ms of its deadline) runs the rules, publishes the latched state on safety/state (transient
+  local) and writes damping when nobody else does;
+- every event goes to the JSON-lines fault log at `fault_log_path`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+import numpy as np
+
+from surrogait_core import go2_wire, interfaces
+from surrogait_core.robot_spec import ROBOTS, load_robot_spec
+from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
+from surrogait_core.safety.base_height import LegKinematicsHeight
+from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
+
+NODE_NAME = "safety_monitor"
+THRESHOLD_PREFIX = "thresholds."
+
+
+class ParamError(ValueError):
+    pass
+
+
+def expand_log_path(path: str) -> str:
+    """`{stamp}` in the configured path becomes the UTC start time, so every run gets its own log."""
+    return path.replace("{stamp}", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+
+
+def safety_state_json(latched: bool, cause: str) -> str:
+    return json.dumps({"state": "DAMP" if latched else "OK", "cause": cause, "time": time.time()})
+
+
+class LatestSampleReader:
+    """A KeepLast(1) reader polled at the check rate, for rt/lowstate.
+
+    The state rules only need the newest sample; taking each of the 500 samples/s in a listener
+    cost the monitor a third of a core (deserialisation), polling at 200 Hz a fraction of that.
+    A sample taken now arrived since the previous poll; within that interval its source timestamp
+    places it exactly when the writer shares this host's clock (rehearsal), and a robot whose clock
+    differs cannot push it outside the interval (error ≤ one poll period, never a false silence).
+    """
+
+    def __init__(self, domain: int, topic: str, msg_type):
+        from cyclonedds.domain import DomainParticipant
+        from cyclonedds.qos import Policy, Qos
+        from cyclonedds.sub import DataReader
+        from cyclonedds.topic import Topic
+
+        self._participant = DomainParticipant(domain)  # uses the domain config ChannelFactoryInitialize made
+        self._reader = DataReader(self._participant, Topic(self._participant, topic, msg_type),
+                                  Qos(Policy.History.KeepLast(1)))
+        self._last_poll: float | None = None
+
+    def take_latest(self):
+        """(sample, monotonic arrival time) of the newest sample since the last call, or None."""
+        now = time.monotonic()
+        since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
+        self._last_poll = now
+        samples = self._reader.take(1)
+        if not samples:
+            return None
+        sample = samples[-1]
+        info = getattr(sample, "sample_info", None)
+        if info is None:
+            return sample, now
+        if not info.valid_data:
+            return None
+        age = (time.time_ns() - info.source_timestamp) * 1e-9
+        return sample, now - min(max(age, 0.0), since_last_poll)
+
+
+def _wire_reader(topic: str, msg_type, handler, ignore_local: bool):
+    """A unitree_sdk2py reader; with ignore_local it does not see writers of this process."""
+    from cyclonedds.qos import Policy, Qos
+    from unitree_sdk2py.core.channel import ChannelFactory
+
+    channel = ChannelFactory().CreateChannel(topic, msg_type)
+    channel.SetReader(Qos(Policy.IgnoreLocal.Participant) if ignore_local else None, handler, 0)
+    return channel
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from nav_msgs.msg import Odometry
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.node import Node
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Bool, String
+    from std_srvs.srv import Trigger
+
+    class SafetyMonitorNode(Node):
+        def __init__(self):
+            super().__init__(NODE_NAME)
+            self._declare_and_validate()
+            from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
+            from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+
+            self.lock = threading.Lock()
+            self.monitor = SafetyMonitor(self.th)
+            self.height_from_legs = LegKinematicsHeight(self.spec)
+            self.log = FaultLog(self.log_path)
+            self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, DDS domain "
+                           f"{self.domain} on {self.iface})", values=self._config_summary(), action="OK")
+            self._raw_state = None
+            self._raw_state_t = 0.0
+            self._decoded_state_t = -1.0
+            self._odom_height: tuple[float, float] | None = None
+            self._policy_state = ""
+            self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_dropped": 0, "own_damping": 0}
+
+            ChannelFactoryInitialize(self.domain, self.iface)
+            self._damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
+            self._writer = ChannelPublisher(go2_wire.LOWCMD_TOPIC, LowCmd_)
+            self._writer.Init()
+            self._state_reader = LatestSampleReader(self.domain, go2_wire.LOWSTATE_TOPIC, LowState_)
+            self._cmd_reader = _wire_reader(go2_wire.LOWCMD_TOPIC, LowCmd_, self._on_lowcmd, True)
+
+            latched_qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                     reliability=ReliabilityPolicy.RELIABLE)
+            self.state_pub = self.create_publisher(String, interfaces.SAFETY_STATE, latched_qos)
+            self.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 10)
+            self.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, latched_qos)
+            self.create_subscription(Bool, interfaces.ESTOP_TOPIC, self._on_estop_topic, 10)
+            self.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 10)
+            self._policy_cause_logged = False
+            self.create_service(Trigger, interfaces.SRV_ESTOP, self._on_estop_service)
+            self.create_service(Trigger, interfaces.SRV_SAFETY_RESET, self._on_reset)
+            self._publish_state()
+            # The checks run in their own thread on absolute deadlines rather than in an rclpy timer:
+            # the executor's per-wake-up cost at 200 Hz was most of the monitor's CPU, and a busy
+            # executor (services, subscriptions) can no longer delay a check.
+            self._check_lock = threading.Lock()  # one check at a time (the loop and e-stop requests)
+            self._running = threading.Event()
+            self._running.set()
+            self._check_thread = threading.Thread(target=self._check_loop, name="safety_checks", daemon=True)
+            self._check_thread.start()
+            self.get_logger().info(f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on DDS domain "
+                                   f"{self.domain} ({self.iface}) at {self.check_rate_hz:.0f} Hz; fault log "
+                                   f"{self.log.path}")
+
+        # --- parameters --------------------------------------------------------------------
+        def _declare_and_validate(self):
+            robot = self.declare_parameter("robot", "go2").value
+            if robot not in ROBOTS:
+                raise ParamError(f"parameter 'robot' is {robot!r}; expected one of {', '.join(ROBOTS)}")
+            self.spec = load_robot_spec(robot)
+            self.domain = self.declare_parameter("dds_domain", 1).value
+            self.iface = self.declare_parameter("network_interface", "lo").value
+            self.check_rate_hz = self.declare_parameter("check_rate_hz", 200.0).value
+            self.odom_timeout_s = self.declare_parameter("odom_timeout_s", 0.2).value
+            self.log_path = expand_log_path(
+                self.declare_parameter("fault_log_path", "runs/safety/fault_log_{stamp}.jsonl").value)
+            defaults = default_thresholds(self.spec)
+            dynamic = ParameterDescriptor(dynamic_typing=True)
+            overrides = {}
+            for name in TUNABLE_FIELDS:
+                param = self.declare_parameter(THRESHOLD_PREFIX + name, getattr(defaults, name), dynamic)
+                if param.value != getattr(defaults, name):
+                    overrides[name] = param.value
+            declared = set(self._parameters)
+            unknown = sorted(set(self._parameter_overrides) - declared)
+            if unknown:
+                raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}; known: {sorted(declared)}")
+            if not isinstance(self.domain, int) or not 0 <= self.domain <= 232:
+                raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.domain!r}")
+            if not isinstance(self.check_rate_hz, float | int) or not 20.0 <= self.check_rate_hz <= 2000.0:
+                raise ParamError(f"parameter 'check_rate_hz' must be 20..2000 Hz, got {self.check_rate_hz!r}")
+            try:
+                self.th = thresholds_from_params(self.spec, overrides)
+            except ThresholdError as e:
+                raise ParamError(f"{e} (set them under '{THRESHOLD_PREFIX}' in the params file)") from e
+            if self.check_rate_hz * self.th.control_period_s < 1.0:
+                raise ParamError(f"check_rate_hz {self.check_rate_hz} is below the control rate "
+                                 f"{1 / self.th.control_period_s:.0f} Hz: silence would be noticed too late")
+
+        def _config_summary(self) -> dict:
+            th = {name: getattr(self.th, name) for name in TUNABLE_FIELDS}
+            return {"robot": self.spec.name, "dds_domain": self.domain, "network_interface": self.iface,
+                    "check_rate_hz": self.check_rate_hz, "thresholds": th,
+                    "joint_pos_lower": self.th.joint_pos_lower.tolist(),
+                    "joint_pos_upper": self.th.joint_pos_upper.tolist(),
+                    "joint_vel_limit": self.th.joint_vel_limit.tolist(),
+                    "joint_torque_limit": self.th.joint_torque_limit.tolist(),
+                    "min_base_height_m": self.th.min_base_height_m}
+
+        # --- wire callbacks (DDS listener thread) ------------------------------------------
+        def _on_lowcmd(self, msg):
+            now = time.monotonic()
+            # The robot drops these; they move no motor, so they are not judged (only counted).
+            if msg.level_flag != go2_wire.LEVEL_LOW or not go2_wire.crc_ok(msg):
+                with self.lock:
+                    self.counts["lowcmd_dropped"] += 1
+                return
+            cmd = go2_wire.motor_commands(msg)
+            with self.lock:
+                self.counts["lowcmd"] += 1
+                self._refresh_state()
+                self.monitor.on_lowcmd(cmd, now)
+
+        def _refresh_state(self):
+            latest = self._state_reader.take_latest()
+            if latest is not None:
+                self._raw_state, self._raw_state_t = latest
+                self.counts["lowstate"] += 1
+            if self._raw_state is not None and self._raw_state_t != self._decoded_state_t:
+                self.monitor.on_lowstate(go2_wire.decode_lowstate(self._raw_state), self._raw_state_t)
+                self._decoded_state_t = self._raw_state_t
+
+        # --- ROS callbacks -----------------------------------------------------------------
+        def _on_odom(self, msg):
+            p, q, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
+                msg.twist.twist.angular
+            values = {"position": [p.x, p.y, p.z], "orientation": [q.w, q.x, q.y, q.z],
+                      "linear_velocity": [v.x, v.y, v.z], "angular_velocity": [w.x, w.y, w.z]}
+            with self.lock:
+                self._odom_height = (float(p.z), time.monotonic())
+                self.monitor.on_estimator_values(values, time.monotonic())
+
+        def _on_policy_state(self, msg):
+            state = msg.data.strip().upper()
+            with self.lock:
+                previous, self._policy_state = self._policy_state, state
+                self.monitor.on_policy_state(state)
+            if state == "DAMP" and previous != "DAMP":
+                # The policy node damped on its own (request, non-finite output, stale state...): log it;
+                # its cause follows in its diagnostics.
+                self._policy_cause_logged = False
+                self.log.write("policy_damp", "policy_state_damp", "the policy node reports DAMP",
+                               {"previous": previous}, "none (the policy node damps)")
+
+        def _on_diagnostics(self, msg):
+            if self._policy_cause_logged or self._policy_state != "DAMP":
+                return
+            for status in msg.status:
+                if status.name.startswith("policy_node") and status.message.startswith("DAMP"):
+                    self._policy_cause_logged = True
+                    self.log.write("policy_damp_cause", "policy_state_damp", status.message,
+                                   {"policy_diagnostics": status.name}, "none (the policy node damps)")
+
+        def _on_estop_topic(self, msg):
+            if msg.data:
+                self._estop("topic")
+
+        def _on_estop_service(self, request, response):
+            self._estop("service")
+            response.success, response.message = True, "e-stop latched: damping"
+            return response
+
+        def _estop(self, source: str):
+            with self.lock:
+                self.monitor.on_estop(source, time.monotonic())
+            self._check()  # act now, not at the next tick
+
+        def _on_reset(self, request, response):
+            with self.lock:
+                self._refresh_state()
+                result = self.monitor.request_reset(time.monotonic())
+            for ev in result.events:
+                self.log.write_event(ev)
+            if result.accepted:
+                self._publish_state()
+                self.get_logger().info(f"reset accepted: {result.reason}")
+            else:
+                self.get_logger().warning(f"reset refused: {result.reason}")
+            response.success, response.message = result.accepted, result.reason
+            return response
+
+        # --- the check ---------------------------------------------------------------------
+        def _check_loop(self):
+            period = 1.0 / self.check_rate_hz
+            deadline = time.monotonic()
+            while self._running.is_set():
+                self._check()
+                deadline += period
+                delay = deadline - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                else:  # overran (descheduled): start again from now instead of bursting to catch up
+                    deadline = time.monotonic()
+
+        def _check(self):
+            with self._check_lock:
+                self._check_locked()
+
+        def _check_locked(self):
+            now = time.monotonic()
+            with self.lock:
+                self._refresh_state()
+                suspected = self.monitor.silence_suspected(now)
+            if suspected:
+                # This process may just have been descheduled: let the DDS listener threads deliver
+                # what arrived meanwhile before calling the wire silent (costs ≤ 2 ms when it is).
+                time.sleep(0.002)
+                now = time.monotonic()
+            with self.lock:
+                self._refresh_state()
+                self._update_base_height(now)
+                result = self.monitor.check(now)
+                if result.write_damping:
+                    self._writer.Write(self._damping_msg)
+                    self.monitor.on_own_damping(time.monotonic())
+                    self.counts["own_damping"] += 1
+            if result.state_changed:
+                self._publish_state()
+            for ev in result.events:
+                self.log.write_event(ev)
+                text = f"{ev.event} {ev.cause}: {ev.detail} -> {ev.action}"
+                if ev.event == "fault":
+                    self.get_logger().error(text)
+                else:
+                    self.get_logger().warning(text)
+
+        def _update_base_height(self, now: float):
+            if not self.monitor.standing():
+                return
+            if self._odom_height is not None and now - self._odom_height[1] <= self.odom_timeout_s:
+                self.monitor.on_base_height(self._odom_height[0], "estimator", now)
+            elif self.monitor.state is not None:
+                s = self.monitor.state
+                h = self.height_from_legs.height(s.quat_wxyz, s.joint_pos) if np.all(np.isfinite(s.joint_pos)) \
+                    else float("nan")
+                self.monitor.on_base_height(h, "leg kinematics", now)
+
+        def _publish_state(self):
+            msg = String()
+            msg.data = safety_state_json(self.monitor.latched, self.monitor.cause)
+            self.state_pub.publish(msg)
+
+        def shutdown(self):
+            self._running.clear()
+            self._check_thread.join(timeout=1.0)
+            self.log.write("stop", detail="safety monitor stopped", values=dict(self.counts),
+                           action="DAMP latched" if self.monitor.latched else "OK")
+            self.log.close()
+
+    rclpy.init(args=argv)
+    node = None
+    try:
+        node = SafetyMonitorNode()
+    except (ParamError, OSError) as e:
+        print(f"{NODE_NAME}: {e}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    from rclpy.executors import ExternalShutdownException
+
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

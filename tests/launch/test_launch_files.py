@@ -1,0 +1,112 @@
+"""The launch files start real, installed executables with parameters those nodes declare.
+
+`ros2 launch` cannot be installed here, so the files are parsed (launch_files.py) and every
+node they name is checked against the installed console scripts and the node's own parameter
+declarations. A package a launch file names but that is not installed fails the test.
+"""
+
+from pathlib import Path
+
+import pytest
+from launch_files import (
+    console_script,
+    declared_parameters,
+    parse_launch_file,
+    yaml_parameters,
+    yaml_sections,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH_DIR = REPO / "launch"
+LAUNCH_FILES = sorted(LAUNCH_DIR.glob("*.launch.py"))
+
+
+def launched(path):
+    return [(path.name, node) for node in parse_launch_file(path)]
+
+
+ALL_NODES = [item for path in LAUNCH_FILES for item in launched(path)]
+
+
+def node_id(item):
+    return f"{item[0]}:{item[1].executable}"
+
+
+def test_the_robot_and_rehearsal_launch_files_exist_and_start_what_they_should():
+    assert {p.name for p in LAUNCH_FILES} >= {"go2_robot.launch.py", "go2_rehearsal.launch.py"}
+    robot = {n.executable for n in parse_launch_file(LAUNCH_DIR / "go2_robot.launch.py")}
+    rehearsal = {n.executable for n in parse_launch_file(LAUNCH_DIR / "go2_rehearsal.launch.py")}
+    assert robot == {"policy_node", "estimator_node", "safety_monitor"}
+    assert rehearsal == robot | {"go2_sim"}, "the rehearsal runs the robot's nodes plus the simulator"
+
+
+@pytest.mark.parametrize("item", ALL_NODES, ids=node_id)
+def test_each_node_is_an_installed_executable(item):
+    _, node = item
+    entry_point = console_script(node.package, node.executable)
+    assert callable(entry_point.load())
+
+
+@pytest.mark.parametrize("item", ALL_NODES, ids=node_id)
+def test_each_parameter_file_exists_and_sets_only_declared_parameters(item):
+    launch_file, node = item
+    assert node.param_files or node.inline_params, f"{launch_file}: {node.executable} gets no parameters"
+    declared = declared_parameters(console_script(node.package, node.executable))
+    assert declared, f"found no parameter declarations for {node.package}/{node.executable}"
+    for path in node.param_files:
+        assert path.is_file(), f"{launch_file}: parameter file {path} does not exist"
+        assert node.name in yaml_sections(path) or "**" in yaml_sections(path), \
+            f"{path}: no section for node {node.name!r} (sections: {yaml_sections(path)})"
+        params = yaml_parameters(path, node.name)
+        assert params, f"{path}: sets no parameters for {node.name}"
+        undeclared = sorted(set(params) - declared)
+        assert not undeclared, f"{path} sets {undeclared}, which {node.executable} does not declare"
+    undeclared = sorted(set(node.inline_params) - declared)
+    assert not undeclared, f"{launch_file} sets {undeclared} inline, which {node.executable} does not declare"
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_all_nodes_of_a_launch_file_share_one_robot_link(path):
+    """Simulator, policy, estimator and safety monitor must talk on the same DDS domain and interface."""
+    links = {}
+    for node in parse_launch_file(path):
+        params = {}
+        for file in node.param_files:
+            params.update(yaml_parameters(file, node.name))
+        links[node.executable] = (params.get("dds_domain"), params.get("network_interface"))
+    assert len(set(links.values())) == 1, f"{path.name}: nodes disagree on (dds_domain, network_interface): {links}"
+    domain, interface = next(iter(links.values()))
+    if "robot" in path.name:
+        assert domain == 0 and interface != "lo", "on the robot: DDS domain 0 on the robot's Ethernet interface"
+    else:
+        assert domain == 1 and interface == "lo", "rehearsal: DDS domain 1 on loopback"
+
+
+def test_the_robot_releases_the_sport_controller_and_the_rehearsal_does_not():
+    robot = yaml_parameters(LAUNCH_DIR / "config/robot/policy_node.yaml", "policy_node")
+    rehearsal = yaml_parameters(LAUNCH_DIR / "config/rehearsal/policy_node.yaml", "policy_node")
+    assert robot["release_sport_mode"] is True and rehearsal["release_sport_mode"] is False
+
+
+def test_parser_catches_an_undeclared_parameter(tmp_path):
+    """The checker itself can fail: a typo'd parameter name is reported."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "p.yaml").write_text("policy_node:\n  ros__parameters:\n    polcy_path: x.onnx\n")
+    launch = tmp_path / "bad.launch.py"
+    launch.write_text(
+        "import os\nfrom launch_ros.actions import Node\n"
+        "CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')\n"
+        "def generate_launch_description():\n"
+        "    return [Node(package='surrogait_policy', executable='policy_node', name='policy_node',\n"
+        "                 parameters=[os.path.join(CONFIG, 'p.yaml'), {'robot': 'go2'}])]\n"
+    )
+    (node,) = parse_launch_file(launch)
+    assert node.param_files == [config / "p.yaml"] and node.inline_params == {"robot": "go2"}
+    declared = declared_parameters(console_script(node.package, node.executable))
+    assert "policy_path" in declared and "polcy_path" not in declared
+    assert set(yaml_parameters(node.param_files[0], "policy_node")) - declared == {"polcy_path"}
+    with pytest.raises(LookupError, match="not installed"):
+        console_script("surrogait_no_such_package", "x")
+    with pytest.raises(LookupError, match="no executable"):
+        console_script("surrogait_policy", "no_such_node")

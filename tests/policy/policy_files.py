@@ -1,0 +1,39 @@
+"""Small real ONNX policies with surrogait contracts, for tests (no torch needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from surrogait_core.contract import PolicyContract, write_contract
+from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.robot_spec import load_robot_spec
+
+
+def write_linear_policy(path: Path, contract: PolicyContract, weight: np.ndarray | None = None,
+                        bias: np.ndarray | None = None) -> Path:
+    """action = tanh(obs · W + b): a one-layer network, exported as ONNX with its contract."""
+    n_obs, n_act = contract.obs_size, contract.action_size
+    w = np.zeros((n_obs, n_act), np.float32) if weight is None else weight.astype(np.float32)
+    b = np.zeros(n_act, np.float32) if bias is None else bias.astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["obs", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["z"]),
+         helper.make_node("Tanh", ["z"], ["action"])],
+        "policy",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", n_obs])],
+        [helper.make_tensor_value_info("action", TensorProto.FLOAT, ["batch", n_act])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    write_contract(path, contract)
+    return path
+
+
+def write_test_policy(path: Path, robot: str = "go2", with_base_lin_vel: bool = False, **kwargs) -> Path:
+    contract = make_locomotion_contract(load_robot_spec(robot), with_base_lin_vel=with_base_lin_vel)
+    return write_linear_policy(path, contract, **kwargs)

@@ -1,0 +1,84 @@
+import time
+
+import numpy as np
+import pytest
+
+from surrogait_core.control_loop import DeadlineScheduler, LoopStats
+
+
+class FakeClock:
+    """A clock that only moves when the loop sleeps or 'works'."""
+
+    def __init__(self):
+        self.t = 100.0
+        self.oversleep = 0.0
+
+    def now(self):
+        return self.t
+
+    def sleep(self, dt):
+        self.t += dt + self.oversleep
+
+    def work(self, dt):
+        self.t += dt
+
+
+def test_deadlines_are_absolute_so_late_wakeups_do_not_drift():
+    clock = FakeClock()
+    clock.oversleep = 0.0007  # every sleep wakes 0.7 ms late
+    sched = DeadlineScheduler(0.02, clock=clock.now, sleep=clock.sleep)
+    sched.start()
+    for _ in range(1000):
+        tick = sched.wait()
+        clock.work(0.003)
+    # after 1000 cycles the loop is still on the grid t0 + k·period (a relative sleep would be 0.7 s behind)
+    assert tick.index == 1000
+    assert tick.deadline_s == pytest.approx(100.0 + 1000 * 0.02)
+    assert tick.lateness_s == pytest.approx(0.0007)
+    assert sched.overruns == 0 and sched.skipped == 0
+
+
+def test_an_overrun_is_counted_and_missed_deadlines_are_skipped():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.02, clock=clock.now, sleep=clock.sleep)
+    sched.start()
+    sched.wait()  # cycle 1 at t0 + 0.02
+    clock.work(0.025)  # ran past deadline 2 (t0 + 0.04) but not past deadline 3
+    tick = sched.wait()
+    assert sched.overruns == 1 and tick.skipped == 0 and tick.index == 2
+    assert tick.wake_s == pytest.approx(100.045), "an overrun cycle starts at once"
+    clock.work(0.07)  # t0+0.115: deadlines 3, 4 and 5 all passed
+    tick = sched.wait()
+    # 3 and 4 are dropped (no burst of catch-up cycles); 5, the latest, runs at once; then back on the grid
+    assert tick.skipped == 2 and tick.index == 5 and tick.wake_s == pytest.approx(100.115)
+    assert sched.overruns == 2 and sched.skipped == 2
+    clock.work(0.001)
+    assert sched.wait().wake_s == pytest.approx(100.12)
+
+
+def test_real_clock_never_wakes_early_and_stays_on_the_grid():
+    # Wall-clock lateness depends on the machine's load, so only what must always hold is asserted.
+    sched = DeadlineScheduler(0.005)
+    sched.start()
+    t0 = sched.deadline(0)
+    ticks = [sched.wait() for _ in range(40)]
+    assert all(t.wake_s >= t.deadline_s for t in ticks)
+    assert all(t.deadline_s == pytest.approx(t0 + t.index * 0.005) for t in ticks)
+    assert ticks[-1].index >= 40
+    assert time.monotonic() >= t0 + 40 * 0.005
+
+
+def test_loop_stats_summary_in_milliseconds():
+    stats = LoopStats(period_s=0.02)
+    sched_ticks = [(k, 100 + 0.02 * k + (0.001 if k == 5 else 0.0)) for k in range(1, 11)]
+    from surrogait_core.control_loop import Tick
+
+    for k, wake in sched_ticks:
+        stats.record(Tick(k, 100 + 0.02 * k, wake, 0), compute_s=0.0005, inference_s=0.0001, state_age_s=0.002)
+    summary = stats.summary()
+    assert summary["cycles"] == 10
+    assert summary["period_dev_max_ms"] == pytest.approx(1.0)
+    assert summary["period_p50_ms"] == pytest.approx(20.0)
+    assert summary["inference_p99_ms"] == pytest.approx(0.1)
+    assert summary["state_age_p50_ms"] == pytest.approx(2.0)
+    assert stats.series("period_s").size == 10 and np.isnan(stats.series("period_s")[0])

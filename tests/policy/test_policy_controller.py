@@ -1,0 +1,156 @@
+"""The policy node's decision logic, without rclpy: state machine + inputs + policy → motor targets."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from policy_files import write_linear_policy, write_test_policy
+from test_policy_runner import lowstate
+
+from surrogait_core.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
+from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy_controller import ControllerConfig, PolicyController
+from surrogait_core.policy_fsm import PolicyState
+from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.robot_spec import load_robot_spec
+
+SPEC = load_robot_spec("go2")
+LYING = np.array([0.0, 1.36, -2.65] * 4)
+
+
+def controller(path, **config):
+    runner = PolicyRunner(OnnxPolicy(path, robot="go2"), SPEC.default_joint_pos)
+    return PolicyController(runner, ControllerConfig(stand_up_duration_s=1.0, **config))
+
+
+def run(ctrl, t0, t1, joint_pos=None, keys=()):
+    """Cycles at 50 Hz from t0 to t1 with a fresh lowstate each cycle; returns the outputs."""
+    outs = []
+    for t in np.arange(t0, t1, 0.02):
+        state = dataclasses.replace(lowstate(joint_pos=joint_pos), gamepad=Gamepad(frozenset(keys), 0, 0, 0, 0))
+        ctrl.on_lowstate(state, t)
+        outs.append(ctrl.cycle(t))
+    return outs
+
+
+def test_passive_damps_then_stands_up_smoothly_then_holds_the_default_pose(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    out = run(ctrl, 0.0, 0.1, joint_pos=LYING)[-1]
+    assert out.state is PolicyState.PASSIVE and out.targets.is_damping and np.all(out.targets.kd == 1.0)
+    assert ctrl.request("stand_up", 0.1).accepted
+    outs = run(ctrl, 0.1, 1.2, joint_pos=LYING)
+    stand = [o for o in outs if o.state is PolicyState.STAND_UP]
+    assert len(stand) >= 45
+    np.testing.assert_allclose(stand[0].targets.q, LYING, atol=1e-3)  # starts from where the legs are
+    steps = np.abs(np.diff([o.targets.q for o in stand], axis=0)).max()
+    assert steps < 0.1, "targets move smoothly (no jump)"
+    ready = outs[-1]
+    assert ready.state is PolicyState.READY
+    np.testing.assert_allclose(ready.targets.q, SPEC.default_joint_pos)
+    np.testing.assert_allclose(ready.targets.kp, ctrl.runner.contract.kp)
+
+
+def test_walk_runs_the_policy_with_the_clipped_command(tmp_path):
+    contract = make_locomotion_contract(SPEC)
+    # a policy whose action is tanh(command vx · 1) on every joint: shows the command reaches the network
+    weight = np.zeros((contract.obs_size, 12))
+    command_at = sum(t.size for t in contract.observation[: [t.name for t in contract.observation].index("command")])
+    weight[command_at, :] = 1.0
+    ctrl = controller(write_linear_policy(tmp_path / "p.onnx", contract, weight=weight))
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    assert ctrl.request("walk", 1.2).accepted
+    ctrl.on_cmd_vel(5.0, 0.0, 0.0, 1.2)  # beyond the range: clipped to 1.0
+    out = run(ctrl, 1.2, 1.3)[-1]
+    assert out.state is PolicyState.WALK and out.inference_s is not None
+    np.testing.assert_allclose(out.command, [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(out.targets.q, SPEC.default_joint_pos + 0.25 * np.tanh(1.0), rtol=1e-5)
+    out = run(ctrl, 1.8, 1.9)[-1]  # cmd_vel timed out → zero command
+    np.testing.assert_allclose(out.command, np.zeros(3))
+    np.testing.assert_allclose(out.targets.q, SPEC.default_joint_pos, atol=1e-6)
+    assert ctrl.request("stop_walk", 1.9).accepted
+    assert run(ctrl, 1.9, 1.95)[-1].state is PolicyState.READY
+
+
+def test_gamepad_chords_drive_the_state_machine(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    run(ctrl, 0.0, 0.06)
+    run(ctrl, 0.06, 0.1, keys=STAND_UP_KEYS)
+    assert ctrl.state is PolicyState.STAND_UP
+    run(ctrl, 0.1, 1.2)
+    run(ctrl, 1.2, 1.24, keys=WALK_KEYS)
+    assert ctrl.state is PolicyState.WALK
+    out = run(ctrl, 1.24, 1.3, keys=ESTOP_KEYS)[-1]
+    assert out.state is PolicyState.DAMP and out.targets.is_damping
+    assert any("gamepad damp" in what for _, what in ctrl.events)
+
+
+def test_safety_damp_latches_and_reset_needs_safety_ok(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    ctrl.on_safety_state(False, "base roll 0.9 rad", 1.2)
+    out = ctrl.cycle(1.21)
+    assert out.state is PolicyState.DAMP and out.targets.is_damping
+    assert ctrl.fsm.damp_cause == "safety monitor: base roll 0.9 rad"
+    assert not ctrl.request("reset", 1.3).accepted  # the monitor still says DAMP
+    assert not ctrl.request("stand_up", 1.3).accepted
+    ctrl.on_safety_state(True, "", 1.4)
+    assert ctrl.state is PolicyState.DAMP, "an OK from the monitor does not clear the latch by itself"
+    assert ctrl.request("reset", 1.5).accepted and ctrl.state is PolicyState.PASSIVE
+
+
+def test_reset_without_any_safety_monitor_follows_the_config(go2_policy_path):
+    strict = controller(go2_policy_path)
+    strict.request("damp", 0.0)
+    assert not strict.request("reset", 0.1).accepted
+    lax = controller(go2_policy_path, reset_requires_safety_ok=False)
+    lax.request("damp", 0.0)
+    assert lax.request("reset", 0.1).accepted
+
+
+def test_stale_lowstate_damps_a_stiff_robot_and_blocks_stand_up(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    assert not ctrl.request("stand_up", 0.0).accepted  # no state at all yet
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 0.5)
+    out = ctrl.cycle(0.5 + 0.1)  # 100 ms without rt/lowstate
+    assert out.state is PolicyState.DAMP and out.targets.is_damping
+    assert "rt/lowstate" in ctrl.fsm.damp_cause
+
+
+def test_non_finite_policy_output_damps(tmp_path):
+    contract = make_locomotion_contract(SPEC)
+    path = write_linear_policy(tmp_path / "nan.onnx", contract, bias=np.full(12, np.nan))
+    ctrl = controller(path)
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    ctrl.request("walk", 1.2)
+    out = run(ctrl, 1.2, 1.22)[-1]
+    assert out.state is PolicyState.DAMP and out.targets.is_damping
+    assert np.all(np.isfinite(out.targets.q))
+    assert ctrl.fsm.damp_cause == "policy output is not finite"
+
+
+def test_policy_needing_odometry_walks_only_with_fresh_estimates(tmp_path):
+    ctrl = controller(write_test_policy(tmp_path / "v.onnx", with_base_lin_vel=True))
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    refused = ctrl.request("walk", 1.2)
+    assert not refused.accepted and "estimator" in refused.message
+    ctrl.on_base_lin_vel(np.array([0.1, 0.0, 0.0]), 1.2)
+    assert ctrl.request("walk", 1.21).accepted
+    assert run(ctrl, 1.22, 1.26)[-1].state is PolicyState.WALK
+    out = run(ctrl, 1.4, 1.42)[-1]  # odometry 200 ms old
+    assert out.state is PolicyState.DAMP and "estimator" in ctrl.fsm.damp_cause
+
+
+def test_unknown_request_is_an_error(go2_policy_path):
+    with pytest.raises(ValueError, match="unknown request"):
+        controller(go2_policy_path).request("fly", 0.0)

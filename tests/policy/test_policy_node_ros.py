@@ -1,0 +1,106 @@
+"""The policy node's ROS shell, as a real process over real DDS: services, policy state, the
+safety monitor's verdict, diagnostics, clean shutdown. No simulator: without rt/lowstate the
+node must stay passive (damping) and refuse to stand up."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from policy_files import write_test_policy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from surrogait_core import interfaces
+
+DOMAIN = 27
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class Operator:
+    """A ROS node in its own context on `domain`: subscriptions to what the policy node reports, its services."""
+
+    def __init__(self, domain: int):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = Node("test_operator", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.states, self.diagnostics = [], []
+        self.node.create_subscription(String, interfaces.POLICY_STATE, lambda m: self.states.append(m.data), LATCHED)
+        self.node.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self.diagnostics.append, 10)
+        self.safety = self.node.create_publisher(String, interfaces.SAFETY_STATE, LATCHED)
+
+    def spin_until(self, predicate, timeout_s=30.0):
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            assert time.monotonic() < deadline, f"timed out; policy states seen: {self.states}"
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def call(self, service):
+        client = self.node.create_client(Trigger, service)
+        assert client.wait_for_service(timeout_sec=30.0), f"{service} not offered"
+        future = client.call_async(Trigger.Request())
+        self.spin_until(future.done)
+        return future.result()
+
+    def publish_safety(self, state, cause=""):
+        self.safety.publish(String(data=json.dumps({"state": state, "cause": cause, "time": time.time()})))
+
+    def close(self):
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+@pytest.mark.rehearsal
+def test_services_safety_state_and_diagnostics(tmp_path):
+    policy = write_test_policy(tmp_path / "go2.onnx")
+    params = tmp_path / "policy.yaml"
+    params.write_text(f"policy_node:\n  ros__parameters:\n    policy_path: {policy}\n    dds_domain: {DOMAIN}\n"
+                      "    diagnostics_period_s: 0.2\n")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    node = subprocess.Popen([str(Path(sys.executable).parent / "policy_node"), "--ros-args", "--params-file",
+                             str(params)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    op = Operator(DOMAIN)
+    try:
+        op.spin_until(lambda: op.states[-1:] == ["PASSIVE"])
+        refused = op.call(interfaces.SRV_STAND_UP)
+        assert not refused.success and "rt/lowstate" in refused.message
+        assert not op.call(interfaces.SRV_WALK).success
+
+        op.publish_safety("DAMP", "test fault")
+        op.spin_until(lambda: op.states[-1:] == ["DAMP"])
+        refused = op.call("policy/reset")
+        assert not refused.success and "safety monitor" in refused.message
+        op.publish_safety("OK")
+        deadline = time.monotonic() + 10.0  # until the node has seen the OK (delivery is asynchronous)
+        while not (accepted := op.call("policy/reset")).success and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert accepted.success, accepted.message
+        op.spin_until(lambda: op.states[-1:] == ["PASSIVE"])
+
+        assert op.call(interfaces.SRV_DAMP).success
+        op.spin_until(lambda: op.states[-1:] == ["DAMP"])
+        op.spin_until(lambda: any(s.message.startswith("DAMP") for d in op.diagnostics for s in d.status))
+        values = {kv.key: kv.value for kv in op.diagnostics[-1].status[0].values}
+        assert {"state", "overruns", "period_p99_ms", "period_dev_p99_ms"} <= set(values)
+        assert abs(float(values["period_p50_ms"]) - 20.0) < 2.0
+    finally:
+        op.close()
+        node.send_signal(signal.SIGINT)
+        try:
+            out, _ = node.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            out, _ = node.communicate()
+    assert node.returncode == 0, out

@@ -1,0 +1,38 @@
+import dataclasses
+
+import pytest
+
+from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, from_values
+
+
+def test_every_field_is_a_declared_parameter_with_a_description():
+    assert set(PARAMETERS) == {f.name for f in dataclasses.fields(PolicyNodeParams)}
+    assert all(description for _, description in PARAMETERS.values())
+
+
+def test_values_are_typed_and_ints_are_accepted_for_floats():
+    params = from_values({"policy_path": "p.onnx", "stand_up_duration_s": 3, "dds_domain": 21})
+    assert params.stand_up_duration_s == 3.0 and isinstance(params.stand_up_duration_s, float)
+    assert params.validate() is params
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"policy_path": "p.onnx", "dds_domain": "one"}, "'dds_domain' must be an integer"),
+    ({"policy_path": "p.onnx", "release_sport_mode": 1}, "'release_sport_mode' must be true or false"),
+    ({"policy_path": "p.onnx", "stand_up_duration": 2.0}, "unknown parameter"),
+])
+def test_wrong_types_and_unknown_names_are_refused(values, message):
+    with pytest.raises(ParamsError, match=message):
+        from_values(values)
+
+
+@pytest.mark.parametrize("values, message", [
+    ({}, "policy_path is empty"),
+    ({"policy_path": "p.onnx", "robot": "spot"}, "robot 'spot'"),
+    ({"policy_path": "p.onnx", "network_interface": "eth9"}, "'eth9' does not exist"),
+    ({"policy_path": "p.onnx", "damping_kd": 0.0}, "damping_kd must be positive"),
+    ({"policy_path": "p.onnx", "dds_domain": 500}, "outside 0..232"),
+])
+def test_values_that_cannot_work_are_refused(values, message):
+    with pytest.raises(ParamsError, match=message):
+        from_values(values).validate()

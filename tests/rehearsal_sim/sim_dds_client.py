@@ -1,0 +1,132 @@
+"""A tiny robot-side client for the simulator tests, run as its own process (one DDS domain each).
+
+    python sim_dds_client.py --domain 11 --mode monitor --duration 2.0
+    python sim_dds_client.py --domain 11 --mode stand --duration 3.0 [--bad-crc]
+
+monitor: only listens to rt/lowstate, for `duration` seconds from the first message (0: until
+stdin closes).
+stand: also writes LowCmd at 50 Hz, interpolating from the first joint positions it sees to the
+default pose over 1 s with the nominal PD gains, then holding (as a stand-up sequence does),
+for `duration` seconds of simulated time (lowstate ticks);
+--bad-crc corrupts every message's CRC. Prints "receiving" once the stream is up, then one JSON
+line with what it saw: per message wall time, tick, CRC validity, gamepad keys; last joints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+import numpy as np
+
+from surrogait_core import go2_wire
+from surrogait_core.robot_spec import load_robot_spec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--domain", type=int, required=True)
+    ap.add_argument("--mode", choices=("monitor", "stand"), default="monitor")
+    ap.add_argument("--duration", type=float, default=2.0)
+    ap.add_argument("--bad-crc", action="store_true")
+    args = ap.parse_args()
+
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
+    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+    from unitree_sdk2py.utils.crc import CRC
+
+    ChannelFactoryInitialize(args.domain, "lo")
+    crc = CRC()
+    lock = threading.Lock()
+    seen: list[dict] = []
+    latest: dict = {}
+
+    def on_lowstate(msg) -> None:
+        view = go2_wire.decode_lowstate(msg)
+        row = {
+            "wall": time.monotonic(),
+            "tick": view.tick_ms,
+            "crc_ok": msg.crc == crc.Crc(msg),
+            "keys": sorted(view.gamepad.keys),
+            "lx": view.gamepad.lx,
+        }
+        with lock:
+            seen.append(row)
+            latest["q"] = view.joint_pos
+            latest["view"] = view
+
+    sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
+    sub.Init(on_lowstate, 0)
+    pub = None
+    if args.mode == "stand":
+        pub = ChannelPublisher(go2_wire.LOWCMD_TOPIC, LowCmd_)
+        pub.Init()
+    spec = load_robot_spec("go2")
+    kp = np.full(12, spec.nominal_kp)
+    kd = np.full(12, spec.nominal_kd)
+    zeros = np.zeros(12)
+
+    # The clock starts at the first rt/lowstate, so a slow start-up on a loaded machine does not
+    # shorten the session; "receiving" tells a waiting test that the stream is up.
+    deadline = time.monotonic() + 30.0
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.005)
+    print("receiving" if seen else "no lowstate", flush=True)
+    if not seen:
+        print(json.dumps({"rows": [], "lowcmds_written": 0}), flush=True)
+        return
+    t_start = time.monotonic()
+    stdin_closed = threading.Event()
+    if args.duration <= 0:  # run until the test closes our stdin
+        threading.Thread(target=lambda: (sys.stdin.read(), stdin_closed.set()), daemon=True).start()
+    q_start = tick0 = None
+    written = 0
+    k = 0
+
+    def session_over() -> bool:
+        if stdin_closed.is_set():
+            return True
+        if args.duration <= 0:
+            return False
+        if args.mode == "stand":  # in simulated time (the tick), so a slow machine still stands it up
+            with lock:
+                tick = seen[-1]["tick"]
+            return tick0 is not None and tick - tick0 >= 1000.0 * args.duration
+        return time.monotonic() - t_start >= args.duration
+
+    while not session_over():
+        if pub is not None:
+            with lock:
+                q_now, tick = latest.get("q"), seen[-1]["tick"]
+            if q_start is None:
+                q_start, tick0 = q_now.copy(), tick
+            alpha = min(1.0, (tick - tick0) / 1000.0)  # 1 s ramp of simulated time
+            q_target = (1.0 - alpha) * q_start + alpha * spec.default_joint_pos
+            cmd = go2_wire.fill_motor_commands(go2_wire.new_lowcmd(), q_target, zeros, kp, kd, zeros)
+            if args.bad_crc:
+                cmd.crc = (cmd.crc ^ 0x1) & 0xFFFFFFFF
+            pub.Write(cmd)
+            written += 1
+        k += 1
+        time.sleep(max(0.0, t_start + k * 0.02 - time.monotonic()))
+
+    with lock:
+        rows = list(seen)
+        view = latest.get("view")
+    out = {
+        "t_start": t_start,
+        "rows": rows,
+        "lowcmds_written": written,
+        "last_joint_pos": None if view is None else view.joint_pos.tolist(),
+        "last_foot_force": None if view is None else view.foot_force.tolist(),
+        "last_accel": None if view is None else view.accel_b.tolist(),
+        "last_quat": None if view is None else view.quat_wxyz.tolist(),
+    }
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

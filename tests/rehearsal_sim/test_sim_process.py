@@ -1,0 +1,176 @@
+"""The simulator as a process: real DDS on loopback (unitree_sdk2py), real rclpy, real MuJoCo.
+
+Each test runs `go2_sim` and a small robot-side client (sim_dds_client.py) as separate
+processes on its own DDS domain (11-19).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import numpy as np
+import pytest
+from conftest import GO2_SIM, run_client, sim_env, start_client
+
+from surrogait_core import go2_wire, interfaces
+from surrogait_core.robot_spec import load_robot_spec
+
+SPEC = load_robot_spec("go2")
+pytestmark = pytest.mark.rehearsal
+
+
+def _spin_for(executor, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.02)
+
+
+def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain):
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from nav_msgs.msg import Odometry
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import Joy
+    from std_srvs.srv import SetBool
+
+    sim = start_sim()
+    client = start_client(dds_domain, "--mode", "monitor", "--duration", "0")  # until its stdin closes
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=dds_domain)
+    try:
+        node = rclpy.create_node("sim_test", context=ctx)
+        executor = SingleThreadedExecutor(context=ctx)
+        executor.add_node(node)
+        odoms, diags = [], []
+        node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH,
+                                 lambda m: odoms.append((time.monotonic(), m)), 50)
+        node.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, diags.append, 10)
+        joy_pub = node.create_publisher(Joy, interfaces.SIM_GAMEPAD, 10)
+        enable = node.create_client(SetBool, interfaces.SIM_LOWSTATE_ENABLED)
+        assert enable.wait_for_service(timeout_sec=10.0)
+        assert client.stdout.readline().strip() == "receiving"
+
+        _spin_for(executor, 1.2)
+        buttons = [0] * 16
+        buttons[go2_wire.KEY_BITS["L2"]] = buttons[go2_wire.KEY_BITS["A"]] = 1
+        joy_pub.publish(Joy(axes=[0.25, -0.5, 0.0, 0.0], buttons=buttons))
+        _spin_for(executor, 0.3)
+
+        def set_enabled(value: bool) -> float:
+            future = enable.call_async(SetBool.Request(data=value))
+            executor.spin_until_future_complete(future, timeout_sec=5.0)
+            assert future.result().success
+            return time.monotonic()
+
+        t_off = set_enabled(False)
+        _spin_for(executor, 0.6)
+        t_on = set_enabled(True)
+        _spin_for(executor, 0.8)
+        out, err = client.communicate(input="", timeout=30)
+        assert client.returncode == 0, err
+        report = json.loads(out.strip().splitlines()[-1])
+        _spin_for(executor, 1.1)  # one more diagnostics period
+    finally:
+        if client.poll() is None:
+            client.kill()
+        rclpy.shutdown(context=ctx)
+
+    rows = report["rows"]
+    wall = np.array([r["wall"] for r in rows])
+    ticks = np.array([r["tick"] for r in rows])
+    # rt/lowstate: ticks in ms, strictly increasing, 2 ms apart at 500 Hz; every message sealed with its CRC.
+    assert len(rows) > 300
+    assert np.all(np.diff(ticks) > 0)
+    assert np.median(np.diff(ticks)) == 2
+    assert all(r["crc_ok"] for r in rows)
+    before_off = (wall > wall[0] + 0.2) & (wall < t_off - 0.05)
+    rate = before_off.sum() / (wall[before_off][-1] - wall[before_off][0])
+    # Wall-clock rate: loose bounds, as 2 shared CPU cores can slow the simulator below real time;
+    # publishing at a wrong rate (every 5th step, or twice per step) still fails.
+    assert 0.5 * 500 < rate < 1.1 * 500, f"lowstate rate {rate:.0f} Hz"
+    # Stopping rt/lowstate (fault injection) leaves a gap; restarting resumes the stream.
+    gaps = np.diff(wall)
+    assert gaps.max() > 0.4 and gaps.max() < (t_on - t_off) + 0.3
+    assert np.any(wall > t_on)
+    # The gamepad from sim/gamepad appears in wireless_remote.
+    assert rows[-1]["keys"] == ["A", "L2"] and rows[-1]["lx"] == pytest.approx(0.25)
+    assert rows[0]["keys"] == []
+
+    # Ground truth: ~100 Hz, world pose of the robot lying on the floor, body-frame twist.
+    t_gt = np.array([t for t, _ in odoms])
+    window = (t_gt > t_gt[0] + 0.5) & (t_gt < t_gt[0] + 1.5)
+    assert 40 <= window.sum() <= 115, f"{window.sum()} ground-truth messages in 1 s"
+    last = odoms[-1][1]
+    assert (last.header.frame_id, last.child_frame_id) == ("world", "base_link")
+    assert last.pose.pose.position.z < 0.1 and last.pose.pose.orientation.w > 0.99
+    assert abs(last.twist.twist.linear.x) < 0.05
+
+    status = [s for a in diags for s in a.status if s.name == "go2_sim"]
+    assert status, "no diagnostics from go2_sim"
+    values = {kv.key: kv.value for kv in status[-1].values}
+    assert 0.3 < float(values["realtime_factor"]) < 1.1
+    assert values["lowcmd_dropped"] == "0"
+    assert sim.stop() == 0
+
+
+def test_lowcmd_with_pd_to_the_default_pose_stands_the_robot_up(start_sim, dds_domain, tmp_path):
+    log_path, video_path = tmp_path / "sim_log.npz", tmp_path / "robot.mp4"
+    sim = start_sim(log_path=str(log_path), video_path=str(video_path), video_fps=5.0, video_width=160,
+                    video_height=120)
+    report = run_client(dds_domain, "--mode", "stand", "--duration", "3.0")
+    assert sim.stop() == 0, sim.log
+    assert report["lowcmds_written"] > 50
+
+    log = np.load(log_path)
+    assert log["lowcmd_accepted"][-1] >= report["lowcmds_written"] - 5 and log["lowcmd_dropped"][-1] == 0
+    z = log["base_pos_w"][:, 2]
+    assert z[0] < 0.1  # started lying
+    assert z[-1] == pytest.approx(SPEC.standing_base_height_m, abs=0.03)
+    assert np.all(np.isnan(log["cmd_kp"][0])) and np.all(log["cmd_kp"][-1] == SPEC.nominal_kp)
+    tau = log["joint_tau"]
+    assert np.all(tau[0] == 0.0) and np.abs(tau[-1]).max() > 1.0  # passive until the first LowCmd, then working
+    assert np.all(np.abs(tau) <= SPEC.joint_torque_limit + 1e-9)
+    assert np.all(np.diff(log["time_s"]) == pytest.approx(0.02, abs=1e-6))  # 50 Hz rows in sim time
+    # Standing on its feet: they carry the weight (the belly carried it while lying).
+    assert log["foot_force_n"][0].sum() < 0.5 * SPEC.total_mass_kg * 9.81
+    assert log["foot_force_n"][-1].sum() == pytest.approx(SPEC.total_mass_kg * 9.81, rel=0.15)
+    assert video_path.stat().st_size > 1000 and "video:" in sim.log
+
+
+def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, dds_domain, tmp_path):
+    log_path = tmp_path / "sim_log.npz"
+    sim = start_sim(log_path=str(log_path))
+    report = run_client(dds_domain, "--mode", "stand", "--duration", "2.0", "--bad-crc")
+    assert sim.stop() == 0
+    assert report["lowcmds_written"] > 25
+
+    log = np.load(log_path)
+    assert log["lowcmd_accepted"][-1] == 0
+    assert log["lowcmd_dropped"][-1] >= report["lowcmds_written"] - 5  # all but those in flight at shutdown
+    assert np.all(log["joint_tau"] == 0.0)  # the motors stayed passive
+    assert np.all(np.isnan(log["cmd_q"]))
+    assert log["base_pos_w"][:, 2].max() < 0.1  # still lying
+    np.testing.assert_allclose(log["joint_pos"][-1], log["joint_pos"][0], atol=0.01)
+    assert "'crc': " in sim.log and "'crc': 0" not in sim.log
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
+    ({"dds_domain": "eleven"}, "dds_domain"),
+    ({"lowstate_rate_hz": 50.0}, "lowstate_rate_hz"),
+])
+def test_bad_parameters_give_a_clear_error_and_a_nonzero_exit(start_sim, params, message):
+    sim = start_sim(wait=False, **params)
+    assert sim.proc.wait(timeout=30) == 2
+    assert "go2_sim: error:" in sim.log and message in sim.log
+
+
+def test_a_params_file_that_is_not_yaml_is_refused(dds_domain, tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("go2_sim: {ros__parameters: [dds_domain: 11\n")
+    out = subprocess.run([str(GO2_SIM), "--ros-args", "--params-file", str(bad)], capture_output=True, text=True,
+                         timeout=30, env=sim_env(dds_domain))
+    assert out.returncode == 2
+    assert "go2_sim: error:" in out.stderr and "broken.yaml" in out.stderr

@@ -1,0 +1,45 @@
+"""Builders of decoded wire samples for the safety unit tests (no DDS, no ROS)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from surrogait_core.go2_wire import MODE_SERVO, Gamepad, LowStateView, MotorCommands
+from surrogait_core.robot_spec import load_robot_spec
+
+SPEC = load_robot_spec("go2")
+N = 12
+
+
+def state(q=None, dq=None, tau=None, quat=(1.0, 0.0, 0.0, 0.0), gyro=(0.0, 0.0, 0.0), keys=()) -> LowStateView:
+    return LowStateView(
+        tick_ms=0,
+        quat_wxyz=np.array(quat, dtype=float),
+        gyro_b=np.array(gyro, dtype=float),
+        accel_b=np.array([0.0, 0.0, 9.81]),
+        joint_pos=SPEC.default_joint_pos.copy() if q is None else np.asarray(q, dtype=float),
+        joint_vel=np.zeros(N) if dq is None else np.asarray(dq, dtype=float),
+        joint_tau_est=np.zeros(N) if tau is None else np.asarray(tau, dtype=float),
+        foot_force=np.zeros(4),
+        gamepad=Gamepad(frozenset(keys), 0.0, 0.0, 0.0, 0.0),
+    )
+
+
+def stiff(q=None, kp=40.0, kd=1.0, tau=0.0) -> MotorCommands:
+    return MotorCommands(
+        mode=np.full(N, MODE_SERVO),
+        q=SPEC.default_joint_pos.copy() if q is None else np.asarray(q, dtype=float),
+        dq=np.zeros(N),
+        kp=np.full(N, kp),
+        kd=np.full(N, kd),
+        tau=np.full(N, tau),
+    )
+
+
+def damping(kd=1.0) -> MotorCommands:
+    return MotorCommands(mode=np.full(N, MODE_SERVO), q=np.zeros(N), dq=np.zeros(N), kp=np.zeros(N),
+                         kd=np.full(N, kd), tau=np.zeros(N))
+
+
+def lying_q() -> np.ndarray:
+    return np.tile([0.0, 1.36, -2.65], 4)

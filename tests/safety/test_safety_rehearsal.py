@@ -1,0 +1,82 @@
+"""Rehearsal: representative faults with the real processes on real DDS (the full suite is bench/safety.py).
+
+go2_sim, policy_node (the shipped policy) and safety_monitor run as separate processes on DDS
+domain 42 (loopback); the suite stands the robot up, injects the fault and judges it from an
+independent unitree_sdk2py subscriber on rt/lowcmd. It runs as its own process (bench/safety.py)
+so its DDS participant and rclpy context never mix with other tests'.
+
+Standing (READY), not walking: the shipped policy is preliminary (its README: it does not walk),
+and while trotting it puts knee targets up to 0.2 rad past the joint range, which the monitor
+rightly calls a fault (see bench/results/safety.md, "No fault").
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAIN = 42
+SCENARIOS = ("kill9_policy", "estop_service", "lowstate_stopped")
+
+
+@pytest.fixture(scope="module")
+def suite_results(tmp_path_factory):
+    policy = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+    if not policy.is_file():
+        pytest.fail(f"the shipped policy {policy} is missing")
+    out = tmp_path_factory.mktemp("safety_suite")
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    cmd = [sys.executable, str(ROOT / "bench" / "safety.py"), "--domain", str(DOMAIN), "--phase", "ready",
+           "--no-baseline", "--scenarios", *SCENARIOS, "--workdir", str(out / "runs"), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        log, _ = proc.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # the suite stops its rehearsal processes on SIGTERM
+        log, _ = proc.communicate(timeout=15)
+        pytest.fail(f"the fault suite did not finish in 150 s:\n{log[-4000:]}")
+    report = out / "safety.json"
+    assert report.exists(), f"no report written (exit {proc.returncode}):\n{log[-4000:]}"
+    results = {r["scenario"]: r for r in json.loads(report.read_text())["results"]}
+    return results, log
+
+
+@pytest.mark.rehearsal
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_fault_leads_to_damping_on_the_wire(suite_results, scenario):
+    results, log = suite_results
+    r = results[scenario]
+    assert "error" not in r, f"{scenario}: {r.get('error')}\n{log[-3000:]}"
+    # Damping on the wire within 60 ms of the fault (of a silence's threshold, for silences).
+    assert r["latency_ok"], f"{scenario}: damping {r['latency_s']} s after the fault: {r}"
+    assert r["limit_violations"] == 0, r["violation_examples"]
+    assert r["lying_still"], f"{scenario}: not lying still at the end: {r}"
+    assert r["logged"], f"{scenario}: the fault is not in the fault log: {r}"
+    assert r["final_safety_state"] in ("DAMP", "OK")
+
+
+@pytest.mark.rehearsal
+def test_who_damps(suite_results):
+    results, _ = suite_results
+    # A dead policy node cannot damp: the monitor writes damping itself, and keeps the robot down.
+    assert results["kill9_policy"]["who_damped"] == "monitor"
+    assert results["kill9_policy"]["first_cause"] == "policy_silent"
+    assert results["kill9_policy"]["stiff_commands_after_first_damping"] == 0
+    # An e-stop: the live policy node switches to damping itself within the grace period.
+    assert results["estop_service"]["first_cause"] == "estop_service"
+    assert results["estop_service"]["who_damped"] == "policy node"
+    assert results["lowstate_stopped"]["first_cause"] == "lowstate_stale"
+
+
+@pytest.mark.rehearsal
+def test_reset_only_when_lying_still(suite_results):
+    results, _ = suite_results
+    for scenario in ("kill9_policy", "estop_service"):
+        reset = results[scenario]["reset"]
+        assert not reset["early"]["accepted"], f"{scenario}: reset accepted while falling: {reset}"
+        assert reset["final"]["accepted"], f"{scenario}: reset refused while lying still: {reset}"
+        assert reset["safety_state_after"].get("state") == "OK"

@@ -1,0 +1,32 @@
+"""Programmatic entry points for the demo: train a Go2 policy for a wall-clock budget and export it."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from surrogait_train.config import load_config
+from surrogait_train.export import export_onnx
+from surrogait_train.trainer import Trainer
+
+
+def train_and_export(
+    config_overrides: list[str] | None = None,
+    budget_s: float = 60.0,
+    out_path: Path | str = "go2_policy.onnx",
+    config_path: Path | str | None = None,
+    run_dir: Path | str | None = None,
+    progress: bool = False,
+) -> Path:
+    """Train from scratch for `budget_s` wall seconds (shipped go2_trot config + overrides) and export ONNX.
+
+    Returns the ONNX path; its contract is embedded, so `OnnxPolicy(path)` / the policy node can run it.
+    """
+    cfg = load_config(config_path, config_overrides or [])
+    run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="surrogait_train_"))
+    trainer = Trainer(cfg, run_dir)
+    try:
+        trainer.train(max_iterations=10**9, budget_s=budget_s, progress=progress)
+        return export_onnx(trainer.actor, trainer.env.contract, out_path)
+    finally:
+        trainer.env.close()

@@ -1,0 +1,130 @@
+"""`surrogait-train`: train, export and evaluate differentiable-simulation locomotion policies.
+
+surrogait-train train [--config FILE] [--run-dir DIR] [--resume] [key=value ...]
+surrogait-train export --run-dir DIR [--checkpoint FILE] [--out policy.onnx]
+surrogait-train eval POLICY.onnx [--episodes 32] [--seconds 10] [--out metrics.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from surrogait_core.contract import ContractError
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from surrogait_train.config import load_config
+    from surrogait_train.trainer import CHECKPOINT, Trainer, trainer_from_checkpoint
+
+    run_dir = Path(args.run_dir)
+    ckpt = run_dir / CHECKPOINT
+    if args.resume:
+        if not ckpt.is_file():
+            raise SystemExit(f"error: --resume: no checkpoint at {ckpt}; start a run without --resume first")
+        trainer = trainer_from_checkpoint(ckpt, run_dir)
+        if args.overrides:
+            from surrogait_train.config import apply_overrides
+
+            # only budgets may change on resume; anything else would silently change the experiment
+            allowed = {"max_iterations", "budget_s", "checkpoint_every"}
+            bad = [o for o in args.overrides if o.split("=", 1)[0] not in allowed]
+            if bad:
+                raise SystemExit(f"error: --resume only accepts overrides of {sorted(allowed)}, got {bad}")
+            apply_overrides(trainer.cfg, args.overrides)
+        print(f"resuming {run_dir} from iteration {trainer.iteration} ({trainer.env_steps} env steps)", flush=True)
+    else:
+        cfg = load_config(args.config, args.overrides)
+        if ckpt.exists():
+            raise SystemExit(f"error: {run_dir} already holds a run; use --resume or another --run-dir")
+        trainer = Trainer(cfg, run_dir)
+    trainer.train(progress=not args.no_progress)
+    print(f"trained to iteration {trainer.iteration}, {trainer.env_steps} env steps; checkpoint {ckpt}", flush=True)
+    if args.export:
+        from surrogait_train.export import export_onnx
+
+        out = export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx")
+        print(f"exported {out}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from surrogait_train.export import export_onnx, parity_error
+    from surrogait_train.trainer import CHECKPOINT, trainer_from_checkpoint
+
+    ckpt = Path(args.checkpoint) if args.checkpoint else Path(args.run_dir) / CHECKPOINT
+    if not ckpt.is_file():
+        raise SystemExit(f"error: checkpoint {ckpt} not found; train first (surrogait-train train --run-dir ...)")
+    trainer = trainer_from_checkpoint(ckpt, ckpt.parent)
+    out = Path(args.out) if args.out else ckpt.parent / "policy.onnx"
+    export_onnx(trainer.actor, trainer.env.contract, out)
+    err = parity_error(trainer.actor, out)
+    trainer.env.close()
+    print(f"exported {out} ({out.stat().st_size / 1024:.0f} KiB); onnxruntime vs torch max |diff| = {err:.2e}")
+    if err > 1e-5:
+        raise SystemExit(f"error: ONNX parity {err:.2e} exceeds 1e-5")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+
+    result = evaluate_policy(args.policy, num_episodes=args.episodes, episode_s=args.seconds, seed=args.seed)
+    out = Path(args.out) if args.out else Path(args.policy).with_suffix(".eval.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(result.to_json())
+    print(
+        f"{args.policy}: {result.episodes} episodes x {result.episode_s:.0f} s  fall rate {result.fall_rate:.3f}  "
+        f"vx RMSE {result.vx_rmse:.3f}  vy RMSE {result.vy_rmse:.3f}  yaw-rate RMSE {result.yaw_rate_rmse:.3f}  "
+        f"CoT {result.cost_of_transport:.2f}  foot slip {result.foot_slip_m_s:.3f} m/s  "
+        f"(gait-period averaged: vx RMSE {result.vx_rmse_gait_avg:.3f}, "
+        f"yaw-rate RMSE {result.yaw_rate_rmse_gait_avg:.3f})"
+    )
+    verdict = "WALKS" if result.walks else "DOES NOT WALK"
+    print(f"{verdict} (needs no falls, vx RMSE <= {WALK_VX_RMSE}, yaw-rate RMSE <= {WALK_YAW_RMSE}); metrics: {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="surrogait-train", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a policy (MuJoCo forward, surrogate backward)")
+    p.add_argument("--config", default=None, help="YAML config (default: the shipped configs/go2_trot.yaml)")
+    p.add_argument("--run-dir", default="runs/go2_trot", help="run folder for logs and checkpoints")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
+    p.add_argument("--export", action="store_true", help="export RUN_DIR/policy.onnx at the end")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("overrides", nargs="*", help="config overrides key=value, e.g. learner.actor_lr=5e-4")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("export", help="export a checkpoint to ONNX with the policy contract embedded")
+    p.add_argument("--run-dir", default="runs/go2_trot", help="run folder holding checkpoint.pt")
+    p.add_argument("--checkpoint", default=None, help="checkpoint file (default RUN_DIR/checkpoint.pt)")
+    p.add_argument("--out", default=None, help="ONNX path (default RUN_DIR/policy.onnx)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("eval", help="evaluate an ONNX policy in MuJoCo; prints whether it walks")
+    p.add_argument("policy", help="ONNX policy exported by `surrogait-train export`")
+    p.add_argument("--episodes", type=int, default=32)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--seed", type=int, default=10_000, help="held-out evaluation seed")
+    p.add_argument("--out", default=None, help="metrics JSON (default POLICY.eval.json)")
+    p.set_defaults(func=_cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from surrogait_train.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, ContractError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

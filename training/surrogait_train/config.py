@@ -1,0 +1,200 @@
+"""Training configuration: plain dataclasses, loaded from YAML, overridden with `key=value`.
+
+A config file mirrors `TrainConfig`: top-level sections `env`, `reward`, `surrogate`,
+`learner`, plus `seed`, `run_dir` and budgets. Overrides use dotted keys,
+e.g. `learner.actor_lr=5e-4 env.num_envs=128 surrogate.variant=srb`; values are parsed as
+YAML scalars/lists, so `env.lin_vel_x=[0.3,1.0]` works.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file or override is wrong; the message says what and how to fix it."""
+
+
+@dataclasses.dataclass
+class EnvConfig:
+    robot: str = "go2"
+    num_envs: int = 64
+    num_threads: int = 2  # MuJoCo rollout worker threads
+    physics_dt_s: float = 0.005  # 200 Hz physics
+    substeps: int = 4  # physics steps per policy step -> 50 Hz policy
+    kp: float | None = None  # joint PD gains; None = robot spec's nominal gains
+    kd: float | None = None
+    episode_length_s: float = 20.0
+    command_resample_s: float = 5.0
+    lin_vel_x: list[float] = dataclasses.field(default_factory=lambda: [0.0, 1.0])
+    lin_vel_y: list[float] = dataclasses.field(default_factory=lambda: [-0.3, 0.3])
+    ang_vel_yaw: list[float] = dataclasses.field(default_factory=lambda: [-0.5, 0.5])
+    zero_command_prob: float = 0.1  # share of commands that ask to stand still
+    gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
+    init_joint_noise_rad: float = 0.05
+    fall_height_m: float = 0.16  # base origin below this: a fall
+    fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
+
+
+@dataclasses.dataclass
+class RewardConfig:
+    """Weights (per second of simulated time) and kernel widths of the smooth reward terms."""
+
+    track_lin_vel: float = 1.5
+    track_ang_vel: float = 0.75
+    tracking_sigma: float = 0.25
+    lin_vel_z: float = -1.0
+    ang_vel_xy: float = -0.05
+    orientation: float = -5.0
+    base_height: float = -30.0
+    base_height_target_m: float = 0.30
+    action_rate: float = -0.01
+    torque: float = -2e-4
+    swing_height: float = -40.0  # squared error of foot height to the clock's swing profile
+    stance_foot_vel: float = -0.5  # squared horizontal foot velocity on scheduled stance legs
+    foot_placement: float = -5.0  # squared error of foot xy to the Raibert-style reference
+    joint_ref: float = 0.0  # squared error of joint angles to the IK of the clock's foot reference
+    alive: float = 0.5
+
+
+@dataclasses.dataclass
+class SurrogateConfig:
+    variant: str = "noslip"  # "noslip" (stance-foot constraint), "srb" (stance forces), "joint" (legs only)
+    gradient_decay: float = 0.6  # per-step decay g of carried gradients (PAPER.md)
+    joint_inertia: float = 0.0  # effective joint inertia of the PD model, kg m^2; 0 = MuJoCo mass-matrix diagonal
+    noslip_damping: float = 0.1  # regulariser of the no-slip least squares
+    contact_threshold_n: float = 1.0  # touch force (N) counted as full contact
+
+
+@dataclasses.dataclass
+class LearnerConfig:
+    horizon: int = 24
+    gamma: float = 0.99
+    lam: float = 0.95
+    actor_lr: float = 5e-4
+    critic_lr: float = 1e-3
+    lr_decay: bool = False
+    actor_hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 128, 64])
+    critic_hidden: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
+    critic_iterations: int = 8
+    critic_minibatches: int = 4
+    target_critic_alpha: float = 0.2  # SHAC: target <- alpha*target + (1-alpha)*critic
+    grad_norm: float = 1.0
+    action_noise_std: float = 0.05  # exploration noise on actions (detached)
+    obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (PAPER.md)
+    imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action
+    imitation_lr: float = 3e-3
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    seed: int = 0
+    env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    reward: RewardConfig = dataclasses.field(default_factory=RewardConfig)
+    surrogate: SurrogateConfig = dataclasses.field(default_factory=SurrogateConfig)
+    learner: LearnerConfig = dataclasses.field(default_factory=LearnerConfig)
+    max_iterations: int = 2000
+    budget_s: float = 0.0  # wall-clock limit; 0 = none
+    checkpoint_every: int = 25
+    log_every: int = 1
+    torch_threads: int = 1
+
+
+SECTIONS = {"env": EnvConfig, "reward": RewardConfig, "surrogate": SurrogateConfig, "learner": LearnerConfig}
+
+
+def default_config_path(name: str = "go2_trot") -> Path:
+    return Path(str(resources.files("surrogait_train") / "configs" / f"{name}.yaml"))
+
+
+def _field_names(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def from_dict(raw: dict[str, Any], source: str = "<dict>") -> TrainConfig:
+    cfg = TrainConfig()
+    for key, value in (raw or {}).items():
+        _set(cfg, key, value, source)
+    return cfg
+
+
+def _set(cfg: TrainConfig, key: str, value: Any, source: str) -> None:
+    if key in SECTIONS:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: section {key!r} must be a mapping")
+        for sub, v in value.items():
+            _set(cfg, f"{key}.{sub}", v, source)
+        return
+    parts = key.split(".")
+    if len(parts) == 1:
+        target, name, allowed = cfg, parts[0], _field_names(TrainConfig)
+    elif len(parts) == 2 and parts[0] in SECTIONS:
+        target, name, allowed = getattr(cfg, parts[0]), parts[1], _field_names(SECTIONS[parts[0]])
+    else:
+        raise ConfigError(f"{source}: unknown config key {key!r}; sections are {sorted(SECTIONS)}")
+    if name not in allowed or name in SECTIONS:
+        raise ConfigError(f"{source}: unknown config key {key!r}; valid keys here: {', '.join(allowed)}")
+    current = getattr(target, name)
+    if isinstance(current, int | float) and not isinstance(current, bool) and isinstance(value, str):
+        try:  # YAML 1.1 reads "1e-3" as a string
+            value = float(value)
+        except ValueError:
+            pass
+    if current is not None and value is not None:
+        if isinstance(current, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+        elif isinstance(current, int | float) and not isinstance(value, int | float):
+            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
+        elif isinstance(current, int) and not isinstance(current, bool) and isinstance(value, float):
+            if not value.is_integer():
+                raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+            value = int(value)
+        elif isinstance(current, float):
+            value = float(value)
+        elif isinstance(current, list) and not isinstance(value, list):
+            raise ConfigError(f"{source}: {key} must be a list, got {value!r}")
+        elif isinstance(current, str) and not isinstance(value, str):
+            raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+    setattr(target, name, value)
+
+
+def apply_overrides(cfg: TrainConfig, overrides: list[str]) -> TrainConfig:
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} must look like key=value (e.g. learner.actor_lr=5e-4)")
+        key, text = item.split("=", 1)
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"override {item!r}: cannot parse the value ({e})") from None
+        _set(cfg, key.strip(), value, "override")
+    return cfg
+
+
+def load_config(path: Path | str | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config (default: the shipped go2_trot.yaml) and apply `key=value` overrides."""
+    path = Path(path) if path is not None else default_config_path()
+    if not path.is_file():
+        raise ConfigError(f"config file {path} not found; pass an existing YAML file (e.g. {default_config_path()})")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML ({e})") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of sections")
+    cfg = from_dict(raw or {}, str(path))
+    return apply_overrides(cfg, overrides or [])
+
+
+def to_dict(cfg: TrainConfig) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+def dump_yaml(cfg: TrainConfig) -> str:
+    return yaml.safe_dump(to_dict(cfg), sort_keys=False)

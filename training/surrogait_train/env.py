@@ -1,0 +1,229 @@
+"""Batched Go2 velocity-tracking environment: N robots in MuJoCo, observations via the policy contract.
+
+API (non-differentiable; also what a PPO baseline wraps):
+
+    env = LocomotionEnv(EnvConfig(num_envs=64), RewardConfig(), seed=0)
+    env.num_envs, env.obs_size, env.action_size, env.contract, env.max_episode_steps
+    obs = env.reset(seed=0)                          # (N, obs_size) float32 torch tensor
+    obs, reward, done, info = env.step(actions)      # actions (N, action_size) torch, contract units
+        reward (N,), done (N,) bool; info["time_out"] (N,) bool (truncation, not failure),
+        info["fell"] (N,) bool, info["terminal_obs"] (N, obs_size) observation before the
+        automatic reset of done robots, info["terms"] {name: mean weighted reward term},
+        info["lin_vel_error"], info["yaw_rate_error"] (N,) tracking errors.
+
+Actions map to joint targets exactly as in deployment: targets = offset + scale * clip(a)
+(`PolicyContract.action`, SDK order). The policy runs at `physics_dt_s * substeps` (50 Hz by
+default); the joint PD runs inside every physics step (see physics.py). Robots that fall or
+time out are reset in the same call; velocity commands are resampled every
+`command_resample_s`. Observations come from `ObservationBuilder(contract)` on torch tensors.
+
+The differentiable path (diff_env.SurrogateRollout) calls `_step` with a transition function
+that replaces MuJoCo's state values by an aligned surrogate state carrying gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from surrogait_core.contract import CommandRanges, PolicyContract
+from surrogait_core.gait import clock_features, leg_phases
+from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.observation import ObservationBuilder
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_train.config import EnvConfig, RewardConfig
+from surrogait_train.gaits import gait_by_name
+from surrogait_train.kinematics import LegKinematics
+from surrogait_train.physics import BatchedPhysics, build_pd_model
+from surrogait_train.rewards import compute_rewards, gait_reference
+from surrogait_train.state import RobotState, robot_state_from_mujoco
+
+Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor], RobotState]
+
+
+def make_contract(cfg: EnvConfig) -> PolicyContract:
+    spec = load_robot_spec(cfg.robot)
+    ranges = CommandRanges(tuple(cfg.lin_vel_x), tuple(cfg.lin_vel_y), tuple(cfg.ang_vel_yaw))
+    return make_locomotion_contract(
+        spec,
+        gait=gait_by_name(cfg.gait),
+        command_ranges=ranges,
+        control_dt_s=cfg.physics_dt_s * cfg.substeps,
+        kp=cfg.kp,
+        kd=cfg.kd,
+    )
+
+
+class LocomotionEnv:
+    def __init__(self, cfg: EnvConfig, reward_cfg: RewardConfig | None = None, seed: int = 0):
+        self.cfg = cfg
+        self.reward_cfg = reward_cfg or RewardConfig()
+        self.spec = load_robot_spec(cfg.robot)
+        self.contract = make_contract(cfg)
+        self.gait = self.contract.gait
+        self.builder = ObservationBuilder(self.contract)
+        self.num_envs = cfg.num_envs
+        self.obs_size = self.contract.obs_size
+        self.action_size = self.contract.action_size
+        self.control_dt = self.contract.control_dt_s
+        self.max_episode_steps = int(round(cfg.episode_length_s / self.control_dt))
+        self.resample_steps = max(1, int(round(cfg.command_resample_s / self.control_dt)))
+        self.kp, self.kd = self.contract.kp[0], self.contract.kd[0]
+
+        self.model = build_pd_model(self.spec, self.kp, self.kd, cfg.physics_dt_s)
+        self.physics = BatchedPhysics(self.model, cfg.substeps, cfg.num_threads)
+        self.kinematics = LegKinematics(self.model)
+        self.action_scale = torch.tensor(self.contract.action.scale, dtype=torch.float32)
+        self.action_offset = torch.tensor(self.contract.action.offset, dtype=torch.float32)
+        self.torque_limit = torch.tensor(self.spec.joint_torque_limit, dtype=torch.float32)
+        self.default_joint_pos = torch.tensor(self.spec.default_joint_pos, dtype=torch.float32)
+        with torch.no_grad():
+            self.nominal_feet_b = self.kinematics(self.default_joint_pos)[0]  # (4, 3)
+        self.total_mass_kg = self.spec.total_mass_kg
+
+        self.rng = np.random.default_rng(seed)
+        n = self.num_envs
+        self._mj_state = np.zeros((n, self.physics.layout.size))
+        self.episode_step = np.zeros(n, dtype=np.int64)
+        self.commands = torch.zeros(n, 3)
+        self.last_action = torch.zeros(n, self.action_size)
+        self.state: RobotState | None = None
+
+    # ----------------------------------------------------------------- public API
+    def reset(self, seed: int | None = None, randomize_episode_start: bool = True) -> torch.Tensor:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        everyone = np.ones(self.num_envs, dtype=bool)
+        self._reset_rows(everyone)
+        if randomize_episode_start:  # stagger time-outs so resets do not all happen at once
+            self.episode_step[:] = self.rng.integers(0, self.max_episode_steps // self.resample_steps, self.num_envs)
+            self.episode_step *= self.resample_steps
+        self.state = self._sim_state()
+        return self.observation(self.state, self.last_action)
+
+    def step(self, actions: torch.Tensor):
+        with torch.no_grad():
+            return self._step(actions, None)
+
+    def phases(self) -> torch.Tensor:
+        """Gait phase of every leg (N, 4) at the current time of each episode."""
+        return torch.as_tensor(leg_phases(self.gait, self.episode_step * self.control_dt), dtype=torch.float32)
+
+    def raw_terms(self, state: RobotState, last_action: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Raw observation terms (contract names, SDK order, body frame) before scaling."""
+        clock = torch.as_tensor(
+            clock_features(leg_phases(self.gait, self.episode_step * self.control_dt)), dtype=torch.float32
+        )
+        return {
+            "base_lin_vel_b": state.base_lin_vel_b,
+            "base_ang_vel_b": state.base_ang_vel_b,
+            "projected_gravity_b": state.projected_gravity_b,
+            "command": self.commands,
+            "joint_pos_rel": state.joint_pos - self.default_joint_pos,
+            "joint_vel": state.joint_vel,
+            "last_action": last_action,
+            "gait_clock": clock,
+        }
+
+    def observation(self, state: RobotState, last_action: torch.Tensor) -> torch.Tensor:
+        return self.builder.build(self.raw_terms(state, last_action))
+
+    @torch.no_grad()
+    def reference_action(self) -> torch.Tensor:
+        """The action whose joint targets are the IK of the clock's foot reference one control step ahead (N, 12).
+
+        Open-loop kinematic trot/pace/... for the current commands; used to warm-start the actor by
+        imitation (PAPER.md levers) and by the `joint_ref` reward.
+        """
+        phases = torch.as_tensor(leg_phases(self.gait, (self.episode_step + 1) * self.control_dt), dtype=torch.float32)
+        ref_xy, ref_height, _ = gait_reference(
+            self.gait, phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m
+        )
+        z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
+        q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
+        return (q_ref - self.action_offset) / self.action_scale
+
+    def joint_targets(self, actions: torch.Tensor) -> torch.Tensor:
+        clip = self.contract.action.clip
+        return self.action_offset + self.action_scale * actions.clamp(-clip, clip)
+
+    def close(self) -> None:
+        self.physics.close()
+
+    # ----------------------------------------------------------------- internals
+    def _sim_state(self) -> RobotState:
+        return robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)
+
+    def advance_physics(self, joint_targets: np.ndarray) -> tuple[RobotState, torch.Tensor]:
+        """Step MuJoCo one policy period with fixed joint targets; returns the new state and foot touch (N, 4)."""
+        self._mj_state, touch = self.physics.step(self._mj_state, joint_targets)
+        return self._sim_state(), torch.as_tensor(touch, dtype=torch.float32)
+
+    def _step(self, actions: torch.Tensor, transition: Transition | None):
+        clip = self.contract.action.clip
+        actions = actions.clamp(-clip, clip)
+        targets = self.joint_targets(actions)
+        prev = self.state
+        sim, touch = self.advance_physics(targets.detach().double().numpy())
+        state = sim if transition is None else transition(prev, targets, sim, touch)
+        self.episode_step += 1
+
+        phases = self.phases()
+        reward, terms = compute_rewards(
+            state, actions, self.last_action, targets, self.commands, phases, self.gait, self.kinematics,
+            self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
+            self.reward_cfg,
+            self.control_dt,
+        )  # fmt: skip
+        fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
+        time_out = torch.as_tensor(self.episode_step >= self.max_episode_steps) & ~fell
+        done = fell | time_out
+        with torch.no_grad():
+            lin_err = (self.commands[:, :2] - sim.base_lin_vel_b[:, :2]).norm(dim=-1)
+            yaw_err = (self.commands[:, 2] - sim.base_ang_vel_b[:, 2]).abs()
+            any_done = bool(done.any())
+            # the observation before the automatic reset; without resets it equals the returned obs
+            terminal_obs = self.observation(state.detach(), actions.detach()) if any_done else None
+        info = {
+            "fell": fell,
+            "time_out": time_out,
+            "terminal_obs": terminal_obs,
+            "terms": {k: float(v.detach().mean()) for k, v in terms.items()},
+            "lin_vel_error": lin_err,
+            "yaw_rate_error": yaw_err,
+            "touch": touch,
+        }
+        self.last_action = actions
+        done_np = done.numpy()
+        resample = (self.episode_step % self.resample_steps == 0) & ~done_np
+        if resample.any():
+            self._sample_commands(resample)
+        if done_np.any():
+            self._reset_rows(done_np)
+            fresh = self._sim_state()
+            state = state.where(done, fresh)
+        self.state = state
+        obs = self.observation(state, self.last_action)
+        info["terminal_obs"] = terminal_obs if any_done else obs.detach()
+        return obs, reward, done, info
+
+    def _sample_commands(self, rows: np.ndarray) -> None:
+        k = int(rows.sum())
+        lo = np.array([self.cfg.lin_vel_x[0], self.cfg.lin_vel_y[0], self.cfg.ang_vel_yaw[0]])
+        hi = np.array([self.cfg.lin_vel_x[1], self.cfg.lin_vel_y[1], self.cfg.ang_vel_yaw[1]])
+        cmd = self.rng.uniform(lo, hi, size=(k, 3))
+        cmd[self.rng.random(k) < self.cfg.zero_command_prob] = 0.0
+        self.commands[torch.as_tensor(rows)] = torch.as_tensor(cmd, dtype=torch.float32)
+
+    def _reset_rows(self, rows: np.ndarray) -> None:
+        k = int(rows.sum())
+        qpos = np.tile(self.spec.standing_qpos, (k, 1))
+        qpos[:, 7:] += self.rng.uniform(-1, 1, size=(k, 12)) * self.cfg.init_joint_noise_rad
+        qvel = np.zeros((k, self.model.nv))
+        self._mj_state[rows] = self.physics.state_from_qpos(qpos, qvel)
+        self.episode_step[rows] = 0
+        # not in place: last_action may be part of the autograd graph of a differentiable rollout
+        self.last_action = torch.where(torch.as_tensor(rows).unsqueeze(-1), 0.0, self.last_action)
+        self._sample_commands(rows)

@@ -1,0 +1,5 @@
+import sys
+
+from surrogait_train.ppo.cli import main
+
+sys.exit(main())

@@ -1,0 +1,108 @@
+"""Smooth locomotion rewards for first-order gradients (all terms bounded or quadratic, no cliffs).
+
+Every term is a differentiable function of the (aligned) robot state and the action, so its
+value is MuJoCo's and its gradient flows through the surrogate and the leg kinematics:
+
+- velocity tracking  exp(-|v_xy - cmd_xy|^2 / sigma),  exp(-(w_z - cmd_yaw)^2 / sigma)
+- posture            |g_xy|^2,  (h - h*)^2,  v_z^2,  |w_xy|^2
+- effort             |a_t - a_{t-1}|^2,  |tau|^2
+- gait (clock-driven dense kinematic targets, PAPER.md "levers"):
+    swing height     (z_foot - z_ref(phase))^2, z_ref = r + H sin(pi s) in swing (s: swing progress), r in stance
+    stance still     scheduled-stance feet: |v_foot,xy|^2
+    foot placement   |p_foot,xy - p_ref,xy(phase)|^2 with the Raibert step length
+                     D = v_foot,cmd * T_stance / 2: the foot moves from +D to -D relative to its
+                     nominal spot during stance and back during swing.
+    joint reference  |q - IK(p_ref)|^2: the same clock-driven foot reference (xy above, height
+                     lifted by the swing profile) mapped to joint angles by inverse kinematics
+                     (detached); a dense joint-space imitation target whose gradient reaches the
+                     action through the joint PD model in one step.
+Weights are per second (multiplied by the control period), as in legged_gym.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from surrogait_core.contract import GaitSpec
+from surrogait_train.config import RewardConfig
+from surrogait_train.kinematics import LegKinematics
+from surrogait_train.state import RobotState
+
+
+def gait_reference(
+    gait: GaitSpec, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor, foot_radius_m: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases."""
+    d = gait.duty_factor
+    stance = phases < d
+    s_stance = (phases / d).clamp(0, 1)
+    s_swing = ((phases - d) / (1 - d)).clamp(0, 1)
+    height = foot_radius_m + torch.where(
+        stance, torch.zeros_like(phases), gait.swing_height_m * torch.sin(torch.pi * s_swing)
+    )
+    # planar velocity each foot must travel at in stance: v_cmd + w_cmd x p_nominal
+    px, py = nominal_feet_b[:, 0], nominal_feet_b[:, 1]
+    vx = command[:, 0:1] - command[:, 2:3] * py
+    vy = command[:, 1:2] + command[:, 2:3] * px
+    half_step = 0.5 * d * gait.period_s * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
+    ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
+    xy = nominal_feet_b[:, :2] + ramp * half_step
+    return xy, height, stance
+
+
+def compute_rewards(
+    state: RobotState,
+    action: torch.Tensor,
+    last_action: torch.Tensor,
+    joint_targets: torch.Tensor,
+    command: torch.Tensor,
+    phases: torch.Tensor,
+    gait: GaitSpec,
+    kinematics: LegKinematics,
+    nominal_feet_b: torch.Tensor,
+    foot_radius_m: float,
+    kp: float,
+    kd: float,
+    torque_limit: torch.Tensor,
+    default_joint_pos: torch.Tensor,
+    cfg: RewardConfig,
+    dt: float,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Total reward (N,) and each weighted term (N,) for logging."""
+    g = state.projected_gravity_b
+    v, w = state.base_lin_vel_b, state.base_ang_vel_b
+    feet_b, jac = kinematics(state.joint_pos)
+    feet_vel_rel = kinematics.foot_velocities(jac, state.joint_vel)
+    up = -g.unsqueeze(1)  # world up in the body frame
+    foot_height = state.base_height.unsqueeze(-1) + (feet_b * up).sum(-1)
+    feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
+    feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
+    ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m)
+    if cfg.joint_ref != 0.0:
+        ref_feet = torch.cat([ref_xy, (nominal_feet_b[:, 2] + ref_height - foot_radius_m).unsqueeze(-1)], dim=-1)
+        joint_ref = kinematics.inverse(ref_feet, default_joint_pos)
+        joint_ref_err = ((state.joint_pos - joint_ref) ** 2).sum(-1)
+    else:
+        joint_ref_err = torch.zeros_like(state.base_height)
+    torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
+
+    lin_err = ((command[:, :2] - v[:, :2]) ** 2).sum(-1)
+    yaw_err = (command[:, 2] - w[:, 2]) ** 2
+    terms = {
+        "track_lin_vel": cfg.track_lin_vel * torch.exp(-lin_err / cfg.tracking_sigma),
+        "track_ang_vel": cfg.track_ang_vel * torch.exp(-yaw_err / cfg.tracking_sigma),
+        "lin_vel_z": cfg.lin_vel_z * (v * (-g)).sum(-1) ** 2,
+        "ang_vel_xy": cfg.ang_vel_xy * (w[:, :2] ** 2).sum(-1),
+        "orientation": cfg.orientation * (g[:, :2] ** 2).sum(-1),
+        "base_height": cfg.base_height * (state.base_height - cfg.base_height_target_m) ** 2,
+        "action_rate": cfg.action_rate * ((action - last_action) ** 2).sum(-1),
+        "torque": cfg.torque * (torque**2).sum(-1),
+        "swing_height": cfg.swing_height * ((foot_height - ref_height) ** 2).sum(-1),
+        "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),
+        "foot_placement": cfg.foot_placement * ((feet_b[..., :2] - ref_xy) ** 2).sum(-1).sum(-1),
+        "joint_ref": cfg.joint_ref * joint_ref_err,
+        "alive": cfg.alive * torch.ones_like(lin_err),
+    }
+    terms = {k: dt * val for k, val in terms.items()}
+    total = sum(terms.values())
+    return total, terms

@@ -1,0 +1,199 @@
+"""Short-horizon actor-critic (SHAC, arXiv 2204.07137) through the surrogate-aligned rollout.
+
+One iteration:
+1. Roll the policy `horizon` steps through `SurrogateRollout`, keeping the graph. The actor
+   loss is the negative mean over robots of the discounted reward sum, bootstrapped with the
+   target critic at the window end and at time-outs (value 0 after a fall):
+       L = -(1 / (N h)) sum_t [ sum_{k<=t} gamma^k r_k + gamma^{t+1} V(s_{t+1}) at episode ends / window end ]
+   Gradients are cut at resets (fresh detached states) and at the window end (`detach_state`).
+2. Backprop, clip the actor's gradient norm, Adam step.
+3. Critic: TD(lambda) targets from the (detached) rewards and target-critic values; several
+   minibatch epochs of MSE; target <- alpha target + (1 - alpha) critic.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import torch
+
+from surrogait_train.config import LearnerConfig
+from surrogait_train.diff_env import SurrogateRollout
+from surrogait_train.networks import Actor, Critic
+
+
+@dataclasses.dataclass
+class IterationStats:
+    actor_loss: float
+    critic_loss: float
+    grad_norm: float
+    reward: float  # mean reward per step
+    lin_vel_error: float
+    yaw_rate_error: float
+    fall_rate: float  # falls per robot per second
+    terms: dict[str, float]
+
+
+class SHAC:
+    def __init__(self, rollout: SurrogateRollout, cfg: LearnerConfig, generator: torch.Generator):
+        env = rollout.env
+        self.rollout, self.cfg, self.gen = rollout, cfg, generator
+        self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std)
+        self.critic = Critic(env.obs_size, cfg.critic_hidden)
+        self.target_critic = copy.deepcopy(self.critic)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, betas=(0.7, 0.95))
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95))
+        self.obs: torch.Tensor | None = None
+
+    def state_dict(self) -> dict:
+        return {
+            "actor": self.actor.state_dict(),
+            "critic": self.critic.state_dict(),
+            "target_critic": self.target_critic.state_dict(),
+            "actor_opt": self.actor_opt.state_dict(),
+            "critic_opt": self.critic_opt.state_dict(),
+        }
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.actor.load_state_dict(sd["actor"])
+        self.critic.load_state_dict(sd["critic"])
+        self.target_critic.load_state_dict(sd["target_critic"])
+        self.actor_opt.load_state_dict(sd["actor_opt"])
+        self.critic_opt.load_state_dict(sd["critic_opt"])
+
+    def iterate(self) -> IterationStats:
+        cfg, env = self.cfg, self.rollout.env
+        n, h = env.num_envs, cfg.horizon
+        if self.obs is None:
+            self.obs = env.observation(env.state, env.last_action)
+        self.rollout.detach_state()
+        obs = self.obs.detach()
+        self.actor.normalizer.update(obs)
+
+        obs_buf = torch.zeros(h, n, env.obs_size)
+        rew_buf = torch.zeros(h, n)
+        done_buf = torch.zeros(h, n, dtype=torch.bool)
+        next_value_buf = torch.zeros(h, n)  # bootstrap value after step t (0 after a fall)
+        rew_acc = torch.zeros(n)
+        discount = torch.ones(n)
+        actor_loss = torch.zeros(())
+        lin_err = yaw_err = falls = 0.0
+        terms_sum: dict[str, float] = {}
+        for t in range(h):
+            obs_buf[t] = obs.detach()
+            action = self.actor(obs)
+            if cfg.action_noise_std > 0:
+                noise = torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
+                action = action + noise
+            obs, reward, done, info = self.rollout.step(action)
+            # normaliser stays frozen within a window (it is updated on window starts only)
+            next_obs_for_value = torch.where(done.unsqueeze(-1), info["terminal_obs"], obs)
+            next_value = self.target_critic(self.actor.normalizer(next_obs_for_value))
+            next_value = torch.where(info["fell"], torch.zeros_like(next_value), next_value)
+            rew_acc = rew_acc + discount * reward
+            discount = discount * cfg.gamma
+            if t == h - 1:
+                ends = torch.ones_like(done)
+            else:
+                ends = done
+            actor_loss = (
+                actor_loss - torch.where(ends, rew_acc + discount * next_value, torch.zeros_like(rew_acc)).sum()
+            )
+            rew_acc = torch.where(done, torch.zeros_like(rew_acc), rew_acc)
+            discount = torch.where(done, torch.ones_like(discount), discount)
+
+            rew_buf[t] = reward.detach()
+            done_buf[t] = done
+            next_value_buf[t] = next_value.detach()
+            lin_err += float(info["lin_vel_error"].mean())
+            yaw_err += float(info["yaw_rate_error"].mean())
+            falls += float(info["fell"].float().sum())
+            for k, v in info["terms"].items():
+                terms_sum[k] = terms_sum.get(k, 0.0) + v
+        actor_loss = actor_loss / (n * h)
+
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
+        if torch.isfinite(torch.tensor(grad_norm)):
+            self.actor_opt.step()
+        self.obs = obs.detach()
+
+        critic_loss = self._train_critic(obs_buf, rew_buf, done_buf, next_value_buf)
+        return IterationStats(
+            actor_loss=actor_loss.item(),
+            critic_loss=critic_loss,
+            grad_norm=grad_norm,
+            reward=float(rew_buf.mean()) / env.control_dt,
+            lin_vel_error=lin_err / h,
+            yaw_rate_error=yaw_err / h,
+            fall_rate=falls / (n * h * env.control_dt),
+            terms={k: v / h for k, v in terms_sum.items()},
+        )
+
+    def imitate_reference(self, iterations: int, epochs: int = 4) -> float:
+        """Warm start: regress the actor onto the env's clock-driven reference action (IK of the foot reference).
+
+        States come from rolling out the current actor (so the regression covers the states it
+        visits); the label depends only on the gait clock and the command. Returns the last MSE.
+        """
+        env, cfg = self.rollout.env, self.cfg
+        opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.imitation_lr)
+        loss_value = 0.0
+        for _ in range(iterations):
+            obs_list, ref_list = [], []
+            obs = env.observation(env.state, env.last_action)
+            for _ in range(cfg.horizon):
+                with torch.no_grad():
+                    obs_list.append(obs)
+                    ref_list.append(env.reference_action())
+                    obs, _, _, _ = env.step(self.actor(obs))
+            obs_all, ref_all = torch.cat(obs_list), torch.cat(ref_list)
+            self.actor.normalizer.update(obs_all)
+            for _ in range(epochs):
+                loss = ((self.actor(obs_all) - ref_all) ** 2).mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                loss_value = loss.item()
+        self.obs = None
+        return loss_value
+
+    @torch.no_grad()
+    def _td_lambda_targets(self, rew, done, next_value) -> torch.Tensor:
+        cfg = self.cfg
+        h = rew.shape[0]
+        targets = torch.zeros_like(rew)
+        running = next_value[h - 1]
+        for t in reversed(range(h)):
+            if t < h - 1:
+                # blend the one-step bootstrap with the lambda-return of the next step, cut at episode ends
+                running = torch.where(done[t], next_value[t], (1 - cfg.lam) * next_value[t] + cfg.lam * running)
+            targets[t] = rew[t] + cfg.gamma * running
+            running = targets[t]
+        return targets
+
+    def _train_critic(self, obs_buf, rew_buf, done_buf, next_value_buf) -> float:
+        cfg = self.cfg
+        targets = self._td_lambda_targets(rew_buf, done_buf, next_value_buf).reshape(-1)
+        with torch.no_grad():
+            x = self.actor.normalizer(obs_buf.reshape(-1, obs_buf.shape[-1]))
+        total = x.shape[0]
+        batch = max(1, total // cfg.critic_minibatches)
+        last = 0.0
+        for _ in range(cfg.critic_iterations):
+            perm = torch.randperm(total, generator=self.gen)
+            for i in range(cfg.critic_minibatches):
+                idx = perm[i * batch : (i + 1) * batch]
+                loss = ((self.critic(x[idx]) - targets[idx]) ** 2).mean()
+                self.critic_opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.grad_norm)
+                self.critic_opt.step()
+                last = loss.item()
+        with torch.no_grad():
+            a = cfg.target_critic_alpha
+            for p_t, p in zip(self.target_critic.parameters(), self.critic.parameters(), strict=True):
+                p_t.mul_(a).add_((1 - a) * p)
+        return last

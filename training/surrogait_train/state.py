@@ -1,0 +1,67 @@
+"""The robot state the policy side sees: torch tensors, body frame, SDK joint order."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from surrogait_train.physics import StateLayout
+
+
+@dataclasses.dataclass
+class RobotState:
+    joint_pos: torch.Tensor  # (N, 12) rad, SDK order
+    joint_vel: torch.Tensor  # (N, 12) rad/s
+    base_lin_vel_b: torch.Tensor  # (N, 3) m/s, body frame
+    base_ang_vel_b: torch.Tensor  # (N, 3) rad/s, body frame
+    projected_gravity_b: torch.Tensor  # (N, 3) unit gravity direction in the body frame
+    base_height: torch.Tensor  # (N,) m, base origin above the floor
+
+    def map(self, fn: Callable[..., torch.Tensor], *others: RobotState) -> RobotState:
+        """Apply fn field by field (to this state and the same fields of `others`)."""
+        return RobotState(
+            **{
+                f.name: fn(getattr(self, f.name), *(getattr(o, f.name) for o in others))
+                for f in dataclasses.fields(self)
+            }
+        )
+
+    def where(self, mask: torch.Tensor, other: RobotState) -> RobotState:
+        """Rows of `other` where mask (N,) is true, else this state's rows."""
+
+        def pick(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            m = mask.view(-1, *([1] * (a.dim() - 1)))
+            return torch.where(m, b, a)
+
+        return self.map(pick, other)
+
+    def detach(self) -> RobotState:
+        return self.map(lambda x: x.detach())
+
+
+def quat_rotate_inverse_np(quat_wxyz: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """R(q)^T v for batches of unit quaternions (w, x, y, z) and vectors."""
+    w = quat_wxyz[:, :1]
+    u = quat_wxyz[:, 1:]
+    t = 2.0 * np.cross(u, v)
+    return v - w * t + np.cross(u, t)
+
+
+def robot_state_from_mujoco(states: np.ndarray, layout: StateLayout, sdk_from_model: np.ndarray) -> RobotState:
+    """Read the policy-side state out of MuJoCo full-physics state vectors (N, nstate)."""
+    qpos, qvel = states[:, layout.qpos], states[:, layout.qvel]
+    quat = qpos[:, 3:7]
+    lin_vel_b = quat_rotate_inverse_np(quat, qvel[:, 0:3])  # free joint: world-frame linear velocity
+    gravity_b = quat_rotate_inverse_np(quat, np.tile([0.0, 0.0, -1.0], (len(quat), 1)))
+    as_t = lambda x: torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32)  # noqa: E731
+    return RobotState(
+        joint_pos=as_t(qpos[:, 7:][:, sdk_from_model]),
+        joint_vel=as_t(qvel[:, 6:][:, sdk_from_model]),
+        base_lin_vel_b=as_t(lin_vel_b),
+        base_ang_vel_b=as_t(qvel[:, 3:6]),  # free joint: body-frame angular velocity
+        projected_gravity_b=as_t(gravity_b),
+        base_height=as_t(qpos[:, 2]),
+    )

@@ -1,0 +1,148 @@
+"""Differentiable surrogate dynamics: used only for gradients, its values are replaced by MuJoCo's.
+
+State x = (q, dq, v_b, w_b, g_b, h): joint positions/velocities (SDK order), base linear and
+angular velocity and projected gravity (body frame), base height. One policy period
+dt = n·h (n physics substeps of length h) maps (x_t, joint targets q*) to x_{t+1}.
+
+Joint PD (all variants): semi-implicit Euler with an effective joint inertia I_j (by default the
+joint's diagonal entry of MuJoCo's mass matrix at the standing pose, armature included),
+    tau_k = tau_max · tanh((kp (q* - q_k) - kd dq_k) / tau_max)     (smooth torque limit)
+    dq_{k+1} = dq_k + h tau_k / I_j,   q_{k+1} = q_k + h dq_{k+1}
+
+Floating base, with the contact weights c_i in [0, 1] from MuJoCo's foot touch sensors
+(detached, c_i = clamp(F_touch,i / F_0, 0, 1)); p_i(q), J_i(q) foot position / Jacobian in the
+base frame (kinematics.py), u_i = J_i dq foot velocity relative to the base:
+
+- "noslip": stance feet do not slip, v + w x p_i + u_i = 0 for feet in contact. The base twist
+  solves the damped least squares
+      min_{v,w} sum_i c_i |v + w x p_i + u_i|^2 + lambda |(v, w) - (v_t + dt·9.81 g_b, w_t)|^2
+  (the prior is the ballistic flight, so a robot with no contact falls freely).
+- "srb": single rigid body driven by stance-leg forces: F_i = -c_i J_i^{-T} tau_i (force of the
+  ground on the robot balancing the leg torques), with total mass m and rotational inertia I_b
+  about the base origin from MuJoCo's mass matrix at the standing pose:
+      v' = v + dt (sum_i F_i / m + 9.81 g_b - w x v),   w' = w + dt I_b^{-1} sum_i p_i x F_i
+- "joint": legs only; the base state is carried over unchanged (no gradient through the base).
+
+Orientation and height follow the new twist: g' = normalize(g - dt w' x g), h' = h - dt g·v'.
+
+Alignment (every step, diff_env.py): x_{t+1} = x_sur + (x_sim - x_sur).detach(), then the
+per-step gradient decay x <- g x + (1 - g) x.detach() (PAPER.md).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import torch
+
+from surrogait_core.robot_spec import RobotSpec
+from surrogait_train.config import SurrogateConfig
+from surrogait_train.kinematics import LegKinematics
+from surrogait_train.state import RobotState
+
+VARIANTS = ("noslip", "srb", "joint")
+GRAVITY = 9.81
+
+
+def _skew(p: torch.Tensor) -> torch.Tensor:
+    """[p]x for (..., 3) -> (..., 3, 3)."""
+    x, y, z = p.unbind(-1)
+    o = torch.zeros_like(x)
+    return torch.stack([torch.stack([o, -z, y], -1), torch.stack([z, o, -x], -1), torch.stack([-y, x, o], -1)], -2)
+
+
+def standing_mass_matrix(model: mujoco.MjModel, standing_qpos: np.ndarray) -> np.ndarray:
+    data = mujoco.MjData(model)
+    data.qpos[:] = standing_qpos
+    mujoco.mj_forward(model, data)
+    full = np.zeros((model.nv, model.nv))
+    mujoco.mj_fullM(model, data, full)
+    return full
+
+
+def base_inertia(model: mujoco.MjModel, standing_qpos: np.ndarray) -> tuple[float, np.ndarray]:
+    """Total mass and the 3x3 rotational inertia about the base origin (body frame) at the standing pose."""
+    full = standing_mass_matrix(model, standing_qpos)
+    return float(full[0, 0]), full[3:6, 3:6].copy()
+
+
+class Surrogate(torch.nn.Module):
+    def __init__(
+        self,
+        cfg: SurrogateConfig,
+        kinematics: LegKinematics,
+        spec: RobotSpec,
+        model: mujoco.MjModel,
+        kp: float,
+        kd: float,
+        control_dt: float,
+        substeps: int,
+    ):
+        super().__init__()
+        if cfg.variant not in VARIANTS:
+            raise ValueError(f"unknown surrogate variant {cfg.variant!r}; choose one of {', '.join(VARIANTS)}")
+        self.cfg = cfg
+        self.kinematics = kinematics
+        self.kp, self.kd = kp, kd
+        self.dt, self.substeps = control_dt, substeps
+        self.torque_limit = torch.tensor(spec.joint_torque_limit, dtype=torch.float32)
+        mass, inertia = base_inertia(model, spec.standing_qpos)
+        self.mass = mass
+        if cfg.joint_inertia > 0:
+            joint_inertia = np.full(spec.num_joints, cfg.joint_inertia)
+        else:  # the joint diagonal of MuJoCo's mass matrix (armature included), SDK order
+            joint_inertia = np.diag(standing_mass_matrix(model, spec.standing_qpos))[6:][spec.sdk_from_model]
+        self.joint_inertia = torch.tensor(joint_inertia, dtype=torch.float32)
+        self.inertia_inv = torch.tensor(np.linalg.inv(inertia), dtype=torch.float32)
+
+    def forward(self, prev: RobotState, joint_targets: torch.Tensor, touch: torch.Tensor) -> RobotState:
+        q, dq = self._joint_pd(prev.joint_pos, prev.joint_vel, joint_targets)
+        contact = (touch / self.cfg.contact_threshold_n).clamp(0, 1).detach()
+        if self.cfg.variant == "joint":
+            v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
+        elif self.cfg.variant == "noslip":
+            v, w = self._noslip_twist(prev, q, dq, contact)
+        else:
+            v, w = self._srb_twist(prev, q, dq, joint_targets, contact)
+        g = prev.projected_gravity_b - self.dt * torch.cross(w, prev.projected_gravity_b, dim=-1)
+        g = g / g.norm(dim=-1, keepdim=True)
+        h = prev.base_height - self.dt * (prev.projected_gravity_b * v).sum(-1)
+        return RobotState(q, dq, v, w, g, h)
+
+    def _torque(self, q: torch.Tensor, dq: torch.Tensor, q_target: torch.Tensor) -> torch.Tensor:
+        raw = self.kp * (q_target - q) - self.kd * dq
+        return self.torque_limit * torch.tanh(raw / self.torque_limit)
+
+    def _joint_pd(self, q: torch.Tensor, dq: torch.Tensor, q_target: torch.Tensor):
+        h = self.dt / self.substeps
+        for _ in range(self.substeps):
+            dq = dq + h * self._torque(q, dq, q_target) / self.joint_inertia
+            q = q + h * dq
+        return q, dq
+
+    def _noslip_twist(self, prev: RobotState, q, dq, contact):
+        feet, jac = self.kinematics(q)
+        u = self.kinematics.foot_velocities(jac, dq)  # (N, 4, 3)
+        n = q.shape[0]
+        eye = torch.eye(3).expand(n, 4, 3, 3)
+        A = torch.cat([eye, -_skew(feet)], dim=-1)  # (N, 4, 3, 6): v + w x p = A (v, w)
+        c = contact.unsqueeze(-1).unsqueeze(-1)
+        At = A.transpose(-1, -2)
+        lam = self.cfg.noslip_damping
+        M = (c * (At @ A)).sum(1) + lam * torch.eye(6)
+        prior = torch.cat([prev.base_lin_vel_b + self.dt * GRAVITY * prev.projected_gravity_b, prev.base_ang_vel_b], -1)
+        rhs = -(c * (At @ u.unsqueeze(-1))).sum(1).squeeze(-1) + lam * prior
+        twist = torch.linalg.solve(M, rhs)
+        return twist[:, :3], twist[:, 3:]
+
+    def _srb_twist(self, prev: RobotState, q, dq, q_target, contact):
+        feet, jac = self.kinematics(q)
+        tau = self._torque(q, dq, q_target).reshape(-1, 4, 3, 1)
+        jt = jac.transpose(-1, -2) + 1e-3 * torch.eye(3)  # regularised near singular legs
+        force = -contact.unsqueeze(-1) * torch.linalg.solve(jt, tau).squeeze(-1)  # (N, 4, 3) ground on robot
+        v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
+        accel = force.sum(1) / self.mass + GRAVITY * prev.projected_gravity_b - torch.cross(w, v, dim=-1)
+        moment = torch.cross(feet, force, dim=-1).sum(1)
+        v_new = v + self.dt * accel
+        w_new = w + self.dt * (moment @ self.inertia_inv.T)
+        return v_new, w_new

@@ -1,0 +1,187 @@
+"""The training loop: build env + surrogate + SHAC from a config, log, checkpoint, resume.
+
+Run folder layout: `config.yaml` (the resolved config), `metrics.csv`, TensorBoard events,
+`checkpoint.pt` (written atomically: tmp file + os.replace), `policy.onnx` after export.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from surrogait_train.config import TrainConfig, dump_yaml, from_dict, to_dict
+from surrogait_train.diff_env import SurrogateRollout
+from surrogait_train.env import LocomotionEnv
+from surrogait_train.shac import SHAC, IterationStats
+from surrogait_train.surrogate import Surrogate
+
+CHECKPOINT = "checkpoint.pt"
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, run_dir: Path | str):
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        torch.set_num_threads(cfg.torch_threads)
+        self.gen = seed_everything(cfg.seed)
+        self.env = LocomotionEnv(cfg.env, cfg.reward, seed=cfg.seed)
+        self.surrogate = Surrogate(
+            cfg.surrogate, self.env.kinematics, self.env.spec, self.env.model, self.env.kp, self.env.kd,
+            self.env.control_dt, cfg.env.substeps,
+        )  # fmt: skip
+        self.rollout = SurrogateRollout(self.env, self.surrogate, cfg.surrogate.gradient_decay)
+        self.learner = SHAC(self.rollout, cfg.learner, self.gen)
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_s = 0.0
+        self.imitation_done = False
+        self.env.reset(seed=cfg.seed)
+
+    @property
+    def actor(self) -> torch.nn.Module:
+        return self.learner.actor
+
+    # ------------------------------------------------------------ checkpoints
+    def save_checkpoint(self) -> Path:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        path = self.run_dir / CHECKPOINT
+        tmp = self.run_dir / (CHECKPOINT + ".tmp")
+        torch.save(
+            {
+                "iteration": self.iteration,
+                "env_steps": self.env_steps,
+                "wall_s": self.wall_s,
+                "imitation_done": self.imitation_done,
+                "config": to_dict(self.cfg),
+                "learner": self.learner.state_dict(),
+                "torch_rng": torch.get_rng_state(),
+                "gen_rng": self.gen.get_state(),
+                "env_rng": self.env.rng.bit_generator.state,
+            },
+            tmp,
+        )
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        return path
+
+    def load_checkpoint(self, path: Path) -> None:
+        ckpt = torch.load(path, weights_only=False)
+        self.learner.load_state_dict(ckpt["learner"])
+        self.iteration = ckpt["iteration"]
+        self.env_steps = ckpt["env_steps"]
+        self.wall_s = ckpt["wall_s"]
+        self.imitation_done = ckpt.get("imitation_done", True)
+        torch.set_rng_state(ckpt["torch_rng"])
+        self.gen.set_state(ckpt["gen_rng"])
+        self.env.rng.bit_generator.state = ckpt["env_rng"]
+        # the robots restart from fresh episodes; the learner continues from the saved step
+        self.env.reset()
+        self.learner.obs = None
+
+    # ------------------------------------------------------------ loop
+    def train(
+        self,
+        max_iterations: int | None = None,
+        budget_s: float | None = None,
+        progress: bool = True,
+        callback=None,
+    ) -> IterationStats | None:
+        """Run until `max_iterations` (total, counting resumed ones) or `budget_s` wall seconds of this call.
+
+        `callback(trainer, stats)` runs after each iteration; returning True stops training.
+        """
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+
+        cfg = self.cfg
+        max_iterations = cfg.max_iterations if max_iterations is None else max_iterations
+        budget_s = cfg.budget_s if budget_s is None else budget_s
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
+        writer = SummaryWriter(str(self.run_dir / "tb"))
+        csv_path = self.run_dir / "metrics.csv"
+        new_csv = not csv_path.exists()
+        csv_file = open(csv_path, "a", newline="")
+        csv_writer = None
+        steps_per_iter = cfg.env.num_envs * cfg.learner.horizon
+        bar = tqdm(total=max_iterations, initial=self.iteration, disable=not progress, unit="it", dynamic_ncols=True)
+        start = time.perf_counter()
+        if self.iteration == 0 and cfg.learner.imitation_iterations > 0 and not self.imitation_done:
+            t0 = time.perf_counter()
+            mse = self.learner.imitate_reference(cfg.learner.imitation_iterations)
+            self.imitation_done = True
+            self.env_steps += cfg.learner.imitation_iterations * steps_per_iter
+            self.wall_s += time.perf_counter() - t0
+            print(f"reference warm start: {cfg.learner.imitation_iterations} windows, action MSE {mse:.4f}", flush=True)
+        stats = None
+        try:
+            while self.iteration < max_iterations:
+                if budget_s and time.perf_counter() - start >= budget_s:
+                    break
+                t0 = time.perf_counter()
+                stats = self.learner.iterate()
+                dt = time.perf_counter() - t0
+                self.iteration += 1
+                self.env_steps += steps_per_iter
+                self.wall_s += dt
+                sps = steps_per_iter / dt
+                row = {
+                    "iteration": self.iteration,
+                    "env_steps": self.env_steps,
+                    "wall_s": round(self.wall_s, 3),
+                    "steps_per_s": round(sps, 1),
+                    "reward": stats.reward,
+                    "lin_vel_error": stats.lin_vel_error,
+                    "yaw_rate_error": stats.yaw_rate_error,
+                    "fall_rate": stats.fall_rate,
+                    "actor_loss": stats.actor_loss,
+                    "critic_loss": stats.critic_loss,
+                    "grad_norm": stats.grad_norm,
+                    **{f"r_{k}": v for k, v in stats.terms.items()},
+                }
+                if csv_writer is None:
+                    csv_writer = csv.DictWriter(csv_file, fieldnames=list(row))
+                    if new_csv:
+                        csv_writer.writeheader()
+                csv_writer.writerow(row)
+                csv_file.flush()
+                for k, v in row.items():
+                    if k != "iteration":
+                        writer.add_scalar(f"train/{k}", v, self.iteration)
+                bar.update(1)
+                bar.set_postfix(
+                    reward=f"{stats.reward:.3f}", vel_err=f"{stats.lin_vel_error:.3f}", steps_s=f"{sps:.0f}",
+                    falls=f"{stats.fall_rate:.3f}",
+                )  # fmt: skip
+                if self.iteration % cfg.checkpoint_every == 0:
+                    self.save_checkpoint()
+                if callback is not None and callback(self, stats):
+                    break
+        finally:
+            bar.close()
+            writer.close()
+            csv_file.close()
+        self.save_checkpoint()
+        return stats
+
+
+def trainer_from_checkpoint(path: Path | str, run_dir: Path | str | None = None) -> Trainer:
+    path = Path(path)
+    ckpt = torch.load(path, weights_only=False)
+    trainer = Trainer(from_dict(ckpt["config"]), run_dir or path.parent)
+    trainer.load_checkpoint(path)
+    return trainer
