@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--walk-s", type=float, default=30.0, help="walking time measured, s")
     parser.add_argument("--full", action="store_true", help="also run the estimator and the safety monitor")
-    parser.add_argument("--realtime-priority", type=int, default=0, help="policy node's SCHED_FIFO priority")
+    parser.add_argument("--realtime-priority", type=int, default=None,
+                        help="policy node's SCHED_FIFO priority (default: its config's, 20; 0 = normal scheduling)")
     parser.add_argument("--domain", type=int, default=25)
     parser.add_argument("--state-timeout-s", type=float, default=None,
                         help="policy node's rt/lowstate time-out (default: the rehearsal config's 0.06 s); a "
@@ -68,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
                MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
     link = {"dds_domain": args.domain, "network_interface": "lo"}
     overrides = {"go2_sim": {**link, "video_path": "", "log_path": ""},
-                 "policy_node": {**link, "policy_path": str(policy), "realtime_priority": args.realtime_priority,
-                                 "timing_log_path": str(work / "timing.npz")}}
+                 "policy_node": {**link, "policy_path": str(policy), "timing_log_path": str(work / "timing.npz")}}
+    if args.realtime_priority is not None:
+        overrides["policy_node"]["realtime_priority"] = args.realtime_priority
     if args.state_timeout_s is not None:
         overrides["policy_node"]["state_timeout_s"] = args.state_timeout_s
     if args.full:
@@ -119,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _priority_text(priority: int | None) -> str:
+    if priority is None:
+        return "its config's (SCHED_FIFO 20)"
+    return "none (normal scheduling)" if priority == 0 else f"SCHED_FIFO {priority}"
+
+
 def markdown(r: dict) -> str:
     s, m = r["stats"], r["machine"]
     rows = [
@@ -133,7 +141,7 @@ def markdown(r: dict) -> str:
         "",
         f"`{r['command']}` — {s['walk_s']:.0f} s walking at 0.5 m/s, {int(s['cycles'])} cycles; "
         f"{'full stack (sim, policy, estimator, safety)' if r['config']['full_stack'] else 'sim + policy node'}; "
-        f"SCHED_FIFO priority {r['config']['realtime_priority']}; final policy state "
+        f"policy node real-time priority: {_priority_text(r['config']['realtime_priority'])}; final policy state "
         f"{s['final_policy_state']}.",
         f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average "
         f"{r['load_average_before'][0]:.1f} before, {r['load_average_after'][0]:.1f} after "

@@ -23,6 +23,7 @@ and the same while standing. Writes bench/results/estimator_<mode>_<driver>.{jso
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -399,14 +400,21 @@ def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
 
 def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], diag: dict) -> int:
     walk_skip = 1.0  # the first second of walking is the start transient
+    # A fall ends the walk: judge walking only while upright (base above 0.18 m), up to 0.5 s before a fall.
+    after = truth[(truth[:, 0] > marks["walk"]) & (truth[:, 0] <= marks["end"])]
+    fallen = after[after[:, 3] < 0.18]
+    fell_at = float(fallen[0, 0]) if len(fallen) else None
+    walk_end = marks["end"] if fell_at is None else fell_at - 0.5
     result = {
         "bench": "estimator",
         "mode": args.mode,
         "driver": args.driver,
         "policy": str(args.policy.relative_to(ROOT)) if args.driver == "policy" else None,
+        "policy_md5": hashlib.md5(args.policy.read_bytes()).hexdigest() if args.driver == "policy" else None,
         "commanded_vx_mps": args.vx,
         "standing": errors(odom, truth, marks["stand"], marks["walk"]),
-        "walking": errors(odom, truth, marks["walk"] + walk_skip, marks["end"]),
+        "walking": errors(odom, truth, marks["walk"] + walk_skip, walk_end),
+        "fell_after_walk_start_s": None if fell_at is None else round(fell_at - marks["walk"], 2),
         "targets": {"rmse_vx_vy_mps": 0.1, "height_err_m": 0.02},
         "diagnostics": diag,
         "machine": f"{platform.node()}: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
@@ -416,9 +424,10 @@ def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], d
     w = result["walking"]
     if "rmse_vx_mps" in w:
         result["pass"] = bool(w["rmse_vx_mps"] <= 0.1 and w["rmse_vy_mps"] <= 0.1 and w["height_err_rmse_m"] <= 0.02)
-    stem = args.out / (args.name or f"estimator_{args.mode}_{args.driver}")
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
-    plot(odom, truth, marks["stand_up"], marks["end"], marks, stem.with_suffix(".png"))
+    name = args.name or f"estimator_{args.mode}_{args.driver}"
+    path = {ext: args.out / f"{name}.{ext}" for ext in ("json", "md", "png")}
+    path["json"].write_text(json.dumps(result, indent=2))
+    plot(odom, truth, marks["stand_up"], marks["end"], marks, path["png"])
     lines = [f"# Estimator accuracy in rehearsal ({args.mode}, {args.driver} driver, commanded vx {args.vx} m/s)", "",
              f"Command: `{result['command']}`  ", f"Machine: {result['machine']}", "",
              "| window | samples | true vx mean | RMSE vx | RMSE vy | RMSE vz | vel err std (x, y) | "
@@ -432,9 +441,12 @@ def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], d
                      f"{e['rmse_vy_mps']:.3f} | {e['rmse_vz_mps']:.3f} | {e['vel_err_std_mps'][0]:.3f}, "
                      f"{e['vel_err_std_mps'][1]:.3f} | {e['height_err_rmse_m'] * 100:.2f} cm | "
                      f"{e['height_err_max_m'] * 100:.2f} cm |")
+    if fell_at is not None:
+        lines += ["", f"The robot fell {fell_at - marks['walk']:.1f} s after walking started; the walking window "
+                      "ends 0.5 s before the fall."]
     lines += ["", "Targets: RMSE vx, vy <= 0.1 m/s; height error <= 2 cm. Velocities in m/s, body frame. "
-              f"Plot: `{stem.with_suffix('.png').name}`.", ""]
-    stem.with_suffix(".md").write_text("\n".join(lines))
+              f"Plot: `{path['png'].name}`.", ""]
+    path["md"].write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
 

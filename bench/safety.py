@@ -48,6 +48,10 @@ def causes(r: dict) -> str:
     return text
 
 
+def wrong_cause(r: dict) -> str:
+    return "" if r.get("cause_ok", True) else f" (first caught as {r.get('first_logged_cause')})"
+
+
 def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> str:
     lines = [
         "# Safety monitor fault-injection suite (rehearsal)",
@@ -64,12 +68,15 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
         "(3 control periods = 60 ms, from the issue): the target applies to the reaction after it, shown as "
         "'+x'. 'PD > τ_lim before damping': stiff commands already in flight in the reaction window whose "
         "kp·(q*−q) on joints displaced by the fault exceeds the limit (the driver clips them); from the first "
-        "damping command on, every command must be within every limit.",
+        "damping command on, every command must be within every limit. Lying still: the last 0.5 s of "
+        "rt/lowstate with every |dq| and |gyro| < 0.3 rad/s and ground-truth base height < 0.2 m, observed at "
+        "least 3 s after the fault and until still (at most 10 s). ok also needs the first cause logged after "
+        "the fault to be the injected fault's.",
         "",
         f"Phase at injection: {next((r['phase'] for r in results if 'phase' in r), '?')}.",
         "",
         "| scenario | fault time from | latency ms | damped by | violations | PD > τ_lim before damping | "
-        "lying still (max dq, gyro, z) | logged causes | ok |",
+        "lying still (max dq, gyro, z; observed for) | logged causes | ok |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -78,13 +85,14 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
             continue
         lat = "–" if r["latency_s"] is None else f"{r['latency_s'] * 1e3:.1f}"
         if r.get("reaction_after_threshold_s") is not None:
-            lat += f" (+{r['reaction_after_threshold_s'] * 1e3:.1f} after the {r['silence_threshold_s'] * 1e3:.0f} ms)"
+            lat += f" ({r['reaction_after_threshold_s'] * 1e3:+.1f} after the {r['silence_threshold_s'] * 1e3:.0f} ms)"
         z = "–" if r["end_base_height_m"] is None else f"{r['end_base_height_m']:.2f} m"
         lines.append(
             f"| {r['scenario']} | {r['fault_time_from']} | {lat} | {r['who_damped']} | {r['limit_violations']} | "
             f"{r['pd_over_torque_before_damping']} | {'yes' if r['lying_still'] else 'NO'} "
-            f"({r['end_max_joint_vel']:.2f}, {r['end_max_gyro']:.2f}, {z}) | {causes(r)} | "
-            f"{'yes' if r['ok'] else '**no**'} |")
+            f"({r['end_max_joint_vel']:.2f}, {r['end_max_gyro']:.2f}, {z}; {r['observed_after_fault_s']} s) | "
+            f"{causes(r)} | "
+            f"{'yes' if r['ok'] else '**no**'}{wrong_cause(r)} |")
     names = list(dict.fromkeys(r["scenario"] for r in results))
     if len(results) > len(names):
         lines += ["", f"## Summary over {len(results) // len(names)} trials", "",

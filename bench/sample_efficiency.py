@@ -246,17 +246,22 @@ def _median_inf(values: list[float]) -> float:
 
 
 def _ratio(ppo: dict, diff: dict, key: str, budget_key: str) -> dict:
-    dv = diff[key]["value"]
-    if dv is None or dv <= 0:
-        return {"value": None, "note": "diff-sim did not walk (median) within its budget: no ratio"}
-    pv = ppo[key]["value"]
-    if pv is not None:
+    dv, pv = diff[key]["value"], ppo[key]["value"]
+    if dv is not None and pv is not None:
         return {"value": pv / dv, "note": "measured: median PPO / median diff-sim"}
-    return {
-        "value": None,
-        "lower_bound": ppo[key]["lower_bound"] / dv,
-        "note": "PPO did not walk (median) within its budget: ratio is at least budget / diff-sim median",
-    }
+    if dv is not None:
+        return {
+            "value": None,
+            "lower_bound": ppo[key]["lower_bound"] / dv,
+            "note": "PPO did not walk (median) within its budget: ratio is at least PPO budget / diff-sim median",
+        }
+    if pv is not None:
+        return {
+            "value": None,
+            "upper_bound": pv / diff[key]["lower_bound"],
+            "note": "diff-sim did not walk (median) within its budget: ratio is at most PPO median / diff-sim budget",
+        }
+    return {"value": None, "note": "neither learner walked (median) within its budget: no ratio"}
 
 
 def _fmt_num(x, unit: str = "") -> str:
@@ -312,6 +317,8 @@ def markdown(summary: dict, csv_name: str, png_name: str) -> str:
                 lines.append(f"- {what}: **{r['value']:.1f}×** ({r['note']})")
             elif r.get("lower_bound") is not None:
                 lines.append(f"- {what}: **≥ {r['lower_bound']:.1f}×** ({r['note']})")
+            elif r.get("upper_bound") is not None:
+                lines.append(f"- {what}: **≤ {r['upper_bound']:.2f}×** ({r['note']})")
             else:
                 lines.append(f"- {what}: n/a ({r['note']})")
     lines += ["", f"Per-evaluation data: `{csv_name}`. Figure: `{png_name}`.", ""]
@@ -404,14 +411,16 @@ class Plan:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 seeds, 1 M samples per run, eval every 100 k")
+    parser.add_argument("--quick", action="store_true", help="3 seeds, 750 k samples per run, eval every 125 k")
     parser.add_argument("--seeds", type=int, nargs="+", default=None)
-    parser.add_argument("--budget", type=float, default=None, help="env samples per run (default 5e6; quick 1e6)")
+    parser.add_argument("--budget", type=float, default=None, help="env samples per run (default 5e6; quick 7.5e5)")
     parser.add_argument(
-        "--eval-every", type=float, default=None, help="env samples between evals (default 2.5e5; quick 1e5)"
+        "--eval-every", type=float, default=None, help="env samples between evals (default 2.5e5; quick 1.25e5)"
     )
     parser.add_argument("--learners", nargs="+", choices=LEARNERS, default=list(LEARNERS))
-    parser.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="2: run the learners side by side")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes; runs (learner x seed) go side by side (default 1)"
+    )
     parser.add_argument("--full-budget", action="store_true", help="keep training after a run first walks")
     parser.add_argument("--config", type=Path, default=None, help="trainer config YAML (default: shipped go2_trot)")
     parser.add_argument(
@@ -428,8 +437,8 @@ def main(argv: list[str] | None = None) -> int:
 
     plan = Plan(
         seeds=args.seeds or [0, 1, 2],
-        budget=int(args.budget or (1e6 if args.quick else 5e6)),
-        eval_every=int(args.eval_every or (1e5 if args.quick else 2.5e5)),
+        budget=int(args.budget or (7.5e5 if args.quick else 5e6)),
+        eval_every=int(args.eval_every or (1.25e5 if args.quick else 2.5e5)),
     )
     suffix = args.suffix if args.suffix is not None else ("_quick" if args.quick else "")
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -471,29 +480,29 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": plan.seeds, "budget": plan.budget, "eval_every": plan.eval_every, "stop": not args.full_budget,
         "diff": args.diff, "ppo_env": args.ppo_env, "ppo": args.ppo, "base_cfg": base_cfg,
     }  # fmt: skip
-    parts = {learner: csv_path.with_name(f"{csv_path.stem}.{learner}.part.csv") for learner in args.learners}
+    # seed-major order: with fewer workers than runs, the two learners of a seed run side by side
+    tasks = [(learner, seed) for seed in plan.seeds for learner in args.learners]
+    parts = {t: csv_path.with_name(f"{csv_path.stem}.{t[0]}_{t[1]}.part.csv") for t in tasks}
     if args.jobs > 1:
-        # One process per learner, side by side: both see the same (shared, noisy) machine load.
+        # Runs side by side in worker processes: both learners see the same (shared, noisy) machine load.
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")
-        procs = [ctx.Process(target=run_learner, args=(learner, job, parts[learner])) for learner in args.learners]
-        for proc in procs:
-            proc.start()
-        try:
-            for proc in procs:
-                proc.join()
-        finally:
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-                    proc.join()
-        failed = [p.exitcode for p in procs if p.exitcode != 0]
-        if failed:
-            print(f"error: a learner process failed (exit codes {failed}); partial data in {list(parts.values())}")
+        with ctx.Pool(min(args.jobs, len(tasks)), maxtasksperchild=1) as pool:
+            pending = [
+                pool.apply_async(run_learner, (learner, job, parts[(learner, seed)], [seed])) for learner, seed in tasks
+            ]
+            failures = []
+            for (learner, seed), res in zip(tasks, pending, strict=True):
+                try:
+                    res.get()
+                except Exception as e:  # keep the other runs' data
+                    failures.append(f"{learner} seed {seed}: {type(e).__name__}: {e}")
+        if failures:
+            print("error: some runs failed; their partial data is kept:\n  " + "\n  ".join(failures))
     else:
-        for learner in args.learners:
-            run_learner(learner, job, parts[learner])
+        for learner, seed in tasks:
+            run_learner(learner, job, parts[(learner, seed)], [seed])
     merge_parts(list(parts.values()), csv_path)
     meta["bench_wall_s"] = round(time.perf_counter() - started, 1)
     meta_path.write_text(json.dumps(meta, indent=2))
@@ -502,13 +511,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if summary else 1
 
 
-def run_learner(learner: str, job: dict, csv_path: Path) -> None:
-    """Train and evaluate one learner on every seed, one row per evaluation into `csv_path`."""
+def run_learner(learner: str, job: dict, csv_path: Path, seeds: list[int]) -> None:
+    """Train and evaluate one learner on `seeds`, one row per evaluation into `csv_path`."""
     torch.set_num_threads(1)
     with open(csv_path, "w", newline="") as f, tempfile.TemporaryDirectory(prefix="sample_eff_") as tmp:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
         writer.writeheader()
-        for seed in job["seeds"]:
+        for seed in seeds:
             if learner == "diffsim":
                 run = DiffSimRun(seed, job["diff"], job["base_cfg"], Path(tmp) / f"diffsim_{seed}")
             else:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrogait_train.config import load_config
+from surrogait_train.config import load_config, to_dict
 from surrogait_train.evaluate import evaluate_policy
 from surrogait_train.export import export_onnx
 from surrogait_train.surrogate import VARIANTS
@@ -40,6 +40,7 @@ def run(variant: str, seed: int, iterations: int, overrides: list[str], work: Pa
     trainer.env.close()
     ev = evaluate_policy(onnx, num_episodes=16, episode_s=5.0)
     return {
+        "config": to_dict(cfg),
         "variant": variant,
         "seed": seed,
         "iterations": trainer.iteration,
@@ -85,6 +86,7 @@ def main() -> None:
         "",
         "Produced by `bench/surrogate_ablation.py` (do not edit by hand). Same config, seeds and iteration",
         "budget for every variant; see `surrogait_train/surrogate.py` for the equations of each variant.",
+        "The resolved config of every run is in `bench/results/surrogate_ablation.json`.",
         "",
         f"Command: `{report['command']}`  (2-core machine shared with other jobs; load average at the end "
         f"{report['loadavg_end']})",

@@ -66,6 +66,8 @@ def run_one(name: str, overrides: list[str], budget_s: float, eval_every_s: floa
 
     def callback(t: Trainer, _stats) -> bool:
         nonlocal next_eval, first_walk
+        if t.wall_s >= budget_s:  # the budget counts training time only, not evaluations
+            return True
         if t.wall_s >= next_eval:
             next_eval += eval_every_s
             row = evaluate_now()
@@ -75,7 +77,7 @@ def run_one(name: str, overrides: list[str], budget_s: float, eval_every_s: floa
                 return True
         return False
 
-    trainer.train(max_iterations=10**9, budget_s=budget_s, progress=False, callback=callback)
+    trainer.train(max_iterations=10**9, budget_s=0, progress=False, callback=callback)
     if first_walk is None and (not evals or evals[-1]["iteration"] != trainer.iteration):
         row = evaluate_now()
         evals.append(row)

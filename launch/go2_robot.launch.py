@@ -1,30 +1,37 @@
 """On the robot: the policy node, the state estimator and the safety monitor on a real Go2.
 
-unitree_sdk2 DDS on domain 0 over the Ethernet interface wired to the robot (192.168.123.x);
-set `network_interface` in launch/config/robot/*.yaml to that interface's name first. The
-policy node releases the built-in sport controller before it takes low-level control.
+Each node takes its package's parameters file (ros2_ws/src/<package>/config/, tuned in
+rehearsal), then launch/config/robot/link.yaml — unitree_sdk2 DDS domain 0 on the Ethernet
+interface wired to the robot (set its name there first) — then, for the policy node, the
+robot-only choices (release the built-in sport controller, real-time control thread).
 
     ros2 launch launch/go2_robot.launch.py            (from the repository root)
 
-Without `ros2 launch`, each node starts the same way:
-    policy_node --ros-args --params-file launch/config/robot/policy_node.yaml  (and so on)
+Without `ros2 launch`, each node takes the same files in the same order (see launch/README.md):
+    policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/policy_node.yaml \\
+        --params-file launch/config/robot/link.yaml --params-file launch/config/robot/policy_node.yaml
 """
 
-import os
+import os  # noqa: I001 (ruff takes `launch` for this repository's launch/ folder)
 
 from launch import LaunchDescription
 from launch_ros.actions import Node
 
-CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config", "robot")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = os.path.join(REPO, "ros2_ws", "src")
+ROBOT = os.path.join(REPO, "launch", "config", "robot")
 
 
 def generate_launch_description() -> LaunchDescription:
     return LaunchDescription([
         # The safety monitor starts first: it must be watching before anything can move a motor.
         Node(package="surrogait_safety", executable="safety_monitor", name="safety_monitor", output="screen",
-             parameters=[os.path.join(CONFIG, "safety_monitor.yaml")]),
+             parameters=[os.path.join(PACKAGES, "surrogait_safety", "config", "safety_monitor.yaml"),
+                         os.path.join(ROBOT, "link.yaml")]),
         Node(package="surrogait_estimator", executable="estimator_node", name="estimator_node", output="screen",
-             parameters=[os.path.join(CONFIG, "estimator.yaml")]),
+             parameters=[os.path.join(PACKAGES, "surrogait_estimator", "config", "estimator.yaml"),
+                         os.path.join(ROBOT, "link.yaml")]),
         Node(package="surrogait_policy", executable="policy_node", name="policy_node", output="screen",
-             parameters=[os.path.join(CONFIG, "policy_node.yaml")]),
+             parameters=[os.path.join(PACKAGES, "surrogait_policy", "config", "policy_node.yaml"),
+                         os.path.join(ROBOT, "link.yaml"), os.path.join(ROBOT, "policy_node.yaml")]),
     ])

@@ -65,14 +65,21 @@ def test_each_parameter_file_exists_and_sets_only_declared_parameters(item):
     assert not undeclared, f"{launch_file} sets {undeclared} inline, which {node.executable} does not declare"
 
 
+def merged_parameters(node) -> dict:
+    """What the node ends up with: its parameter files in order (later files win), then inline values."""
+    params = {}
+    for file in node.param_files:
+        params.update(yaml_parameters(file, node.name))
+    params.update(node.inline_params)
+    return params
+
+
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
 def test_all_nodes_of_a_launch_file_share_one_robot_link(path):
     """Simulator, policy, estimator and safety monitor must talk on the same DDS domain and interface."""
     links = {}
     for node in parse_launch_file(path):
-        params = {}
-        for file in node.param_files:
-            params.update(yaml_parameters(file, node.name))
+        params = merged_parameters(node)
         links[node.executable] = (params.get("dds_domain"), params.get("network_interface"))
     assert len(set(links.values())) == 1, f"{path.name}: nodes disagree on (dds_domain, network_interface): {links}"
     domain, interface = next(iter(links.values()))
@@ -83,9 +90,13 @@ def test_all_nodes_of_a_launch_file_share_one_robot_link(path):
 
 
 def test_the_robot_releases_the_sport_controller_and_the_rehearsal_does_not():
-    robot = yaml_parameters(LAUNCH_DIR / "config/robot/policy_node.yaml", "policy_node")
-    rehearsal = yaml_parameters(LAUNCH_DIR / "config/rehearsal/policy_node.yaml", "policy_node")
+    def policy_params(launch_file):
+        (node,) = [n for n in parse_launch_file(LAUNCH_DIR / launch_file) if n.executable == "policy_node"]
+        return merged_parameters(node)
+
+    robot, rehearsal = policy_params("go2_robot.launch.py"), policy_params("go2_rehearsal.launch.py")
     assert robot["release_sport_mode"] is True and rehearsal["release_sport_mode"] is False
+    assert robot["policy_path"] == rehearsal["policy_path"], "the robot runs the policy that was rehearsed"
 
 
 def test_parser_catches_an_undeclared_parameter(tmp_path):

@@ -1,4 +1,4 @@
-"""Small real ONNX policies with surrogait contracts, for tests (no torch needed)."""
+"""Test helpers: small real ONNX policies with surrogait contracts (no torch needed), robot states."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from surrogait_core.contract import PolicyContract, write_contract
+from surrogait_core.go2_wire import Gamepad, LowStateView
 from surrogait_core.locomotion_contract import make_locomotion_contract
 from surrogait_core.robot_spec import load_robot_spec
 
@@ -37,3 +38,13 @@ def write_linear_policy(path: Path, contract: PolicyContract, weight: np.ndarray
 def write_test_policy(path: Path, robot: str = "go2", with_base_lin_vel: bool = False, **kwargs) -> Path:
     contract = make_locomotion_contract(load_robot_spec(robot), with_base_lin_vel=with_base_lin_vel)
     return write_linear_policy(path, contract, **kwargs)
+
+
+def lowstate(joint_pos=None, quat=(1.0, 0.0, 0.0, 0.0), gyro=(0.0, 0.0, 0.0)) -> LowStateView:
+    """A decoded rt/lowstate of a level, still Go2 (default pose unless `joint_pos` is given)."""
+    return LowStateView(
+        tick_ms=0, quat_wxyz=np.array(quat), gyro_b=np.array(gyro), accel_b=np.array([0.0, 0.0, 9.81]),
+        joint_pos=load_robot_spec("go2").default_joint_pos.copy() if joint_pos is None else np.asarray(joint_pos),
+        joint_vel=np.linspace(-1, 1, 12), joint_tau_est=np.zeros(12), foot_force=np.zeros(4),
+        gamepad=Gamepad(frozenset(), 0.0, 0.0, 0.0, 0.0),
+    )

@@ -4,8 +4,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from policy_files import write_linear_policy, write_test_policy
-from test_policy_runner import lowstate
+from policy_files import lowstate, write_linear_policy, write_test_policy
 
 from surrogait_core.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
 from surrogait_core.locomotion_contract import make_locomotion_contract
@@ -72,6 +71,36 @@ def test_walk_runs_the_policy_with_the_clipped_command(tmp_path):
     np.testing.assert_allclose(out.targets.q, SPEC.default_joint_pos, atol=1e-6)
     assert ctrl.request("stop_walk", 1.9).accepted
     assert run(ctrl, 1.9, 1.95)[-1].state is PolicyState.READY
+
+
+def test_the_gait_clock_follows_the_robot_tick(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    ctrl.on_lowstate(dataclasses.replace(lowstate(), tick_ms=5000), 1.2)
+    ctrl.request("walk", 1.2)
+    ctrl.cycle(1.2)
+    assert ctrl._gait_time_s() == 0.0
+    # wall time runs on (1 s), the robot's clock only 0.125 s: the gait phase follows the robot
+    ctrl.on_lowstate(dataclasses.replace(lowstate(), tick_ms=5125), 2.2)
+    ctrl.cycle(2.2)
+    assert ctrl._gait_time_s() == pytest.approx(0.125)
+
+
+def test_stop_walk_blends_back_to_the_default_pose(tmp_path):
+    contract = make_locomotion_contract(SPEC)
+    ctrl = controller(write_linear_policy(tmp_path / "p.onnx", contract, bias=np.full(12, 2.0)))
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    ctrl.request("walk", 1.2)
+    walking = run(ctrl, 1.2, 1.3)[-1].targets.q  # default + 0.25·tanh(2) ≈ default + 0.24 rad
+    ctrl.request("stop_walk", 1.3)
+    outs = run(ctrl, 1.3, 2.0)
+    qs = np.array([walking] + [o.targets.q for o in outs])
+    assert np.abs(np.diff(qs, axis=0)).max() < 0.05, "no jump from the walking targets to the default pose"
+    np.testing.assert_allclose(outs[-1].targets.q, SPEC.default_joint_pos, atol=1e-9)
 
 
 def test_gamepad_chords_drive_the_state_machine(go2_policy_path):

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from policy_files import write_test_policy
+from ros_operator import Operator
 from sensor_msgs.msg import Imu, JointState
-from test_policy_node_ros import Operator
 
 from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
-from policy_files import write_linear_policy, write_test_policy
+from policy_files import lowstate, write_linear_policy, write_test_policy
 
 from surrogait_core.gait import clock_features, leg_phases
-from surrogait_core.go2_wire import Gamepad, LowStateView
 from surrogait_core.locomotion_contract import make_locomotion_contract
 from surrogait_core.observation import ObservationBuilder
 from surrogait_core.onnx_policy import OnnxPolicy
@@ -11,15 +10,6 @@ from surrogait_core.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
 
 SPEC = load_robot_spec("go2")
-
-
-def lowstate(joint_pos=None, quat=(1.0, 0.0, 0.0, 0.0), gyro=(0.0, 0.0, 0.0)):
-    return LowStateView(
-        tick_ms=0, quat_wxyz=np.array(quat), gyro_b=np.array(gyro), accel_b=np.array([0.0, 0.0, 9.81]),
-        joint_pos=SPEC.default_joint_pos.copy() if joint_pos is None else np.asarray(joint_pos),
-        joint_vel=np.linspace(-1, 1, 12), joint_tau_est=np.zeros(12), foot_force=np.zeros(4),
-        gamepad=Gamepad(frozenset(), 0.0, 0.0, 0.0, 0.0),
-    )
 
 
 def test_observation_terms_come_from_the_right_places(go2_policy_path):

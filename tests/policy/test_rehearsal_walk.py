@@ -13,7 +13,7 @@ import pytest
 from surrogait_rehearsal.demo import launch_rehearsal, run_session, shipped_policy_path
 from surrogait_rehearsal.demo_processes import ProcessGroup
 from surrogait_rehearsal.demo_session import Segment, Session, SessionError
-from surrogait_rehearsal.report import fall_metrics, load_session, tracking_metrics
+from surrogait_rehearsal.report import fall_metrics, load_session, simulator_metrics, tracking_metrics
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)
@@ -41,8 +41,10 @@ def test_shipped_policy_stands_up_and_walks(tmp_path):
                 launch_rehearsal(group, session, overrides, tmp_path, log=print)
                 run_session(session, group, SEGMENTS)
             except SessionError as e:
+                session.save(tmp_path / "session.npz")
+                sim = simulator_metrics(load_session(tmp_path / "session.npz"))
                 logs = "\n".join(f"--- {c.name}\n{group.tail(c)}" for c in group.children)
-                pytest.fail(f"the rehearsal session failed: {e}\n{logs}")
+                pytest.fail(f"the rehearsal session failed: {e}\nsimulator: {sim}\n{logs}")
             session.save(tmp_path / "session.npz")
         finally:
             if session is not None:

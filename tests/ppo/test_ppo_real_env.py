@@ -85,8 +85,10 @@ def test_trainers_eval_runs_the_exported_ppo_policy(trained, tmp_path, capsys):
 
     _, _, path = trained
     out = tmp_path / "metrics.json"
-    assert train_main(["eval", str(path), "--episodes", "2", "--seconds", "0.5", "--out", str(out)]) == 0
+    # 2 s: past eval's 1 s settling time, so tracking errors are measured
+    assert train_main(["eval", str(path), "--episodes", "2", "--seconds", "2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "2 episodes" in printed and ("WALKS" in printed or "DOES NOT WALK" in printed)
     metrics = json.loads(out.read_text())
-    assert metrics["episodes"] == 2 and np.isfinite(metrics["vx_rmse"])
+    assert metrics["episodes"] == 2 and 0.0 <= metrics["fall_rate"] <= 1.0
+    assert np.isfinite(metrics["vx_rmse"]) or metrics["fall_rate"] == 1.0  # inf only if every robot fell at once

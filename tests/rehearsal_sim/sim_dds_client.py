@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -32,7 +33,15 @@ def main() -> None:
     ap.add_argument("--mode", choices=("monitor", "stand"), default="monitor")
     ap.add_argument("--duration", type=float, default=2.0)
     ap.add_argument("--bad-crc", action="store_true")
+    ap.add_argument("--fifo", type=int, default=20, help="SCHED_FIFO priority where permitted (0: normal)")
     args = ap.parse_args()
+    if args.fifo:
+        # Like the simulator in these tests: on a busy 2-core machine a normal-priority receiver
+        # falls behind a 500 Hz stream and would measure its own lag, not the simulator's rate.
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.fifo))
+        except (OSError, AttributeError):
+            pass
 
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
     from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_

@@ -5,9 +5,8 @@ domain 42 (loopback); the suite stands the robot up, injects the fault and judge
 independent unitree_sdk2py subscriber on rt/lowcmd. It runs as its own process (bench/safety.py)
 so its DDS participant and rclpy context never mix with other tests'.
 
-Standing (READY), not walking: the shipped policy is preliminary (its README: it does not walk),
-and while trotting it puts knee targets up to 0.2 rad past the joint range, which the monitor
-rightly calls a fault (see bench/results/safety.md, "No fault").
+The faults are injected while the policy walks (WALK, cmd_vel 0.5 m/s): the shipped policy is
+preliminary (it trots but does not yet meet "walks"), but it exercises the policy in WALK.
 """
 
 import json
@@ -30,7 +29,7 @@ def suite_results(tmp_path_factory):
         pytest.fail(f"the shipped policy {policy} is missing")
     out = tmp_path_factory.mktemp("safety_suite")
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    cmd = [sys.executable, str(ROOT / "bench" / "safety.py"), "--domain", str(DOMAIN), "--phase", "ready",
+    cmd = [sys.executable, str(ROOT / "bench" / "safety.py"), "--domain", str(DOMAIN), "--phase", "walk",
            "--no-baseline", "--scenarios", *SCENARIOS, "--workdir", str(out / "runs"), "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
@@ -66,9 +65,10 @@ def test_who_damps(suite_results):
     assert results["kill9_policy"]["who_damped"] == "monitor"
     assert results["kill9_policy"]["first_cause"] == "policy_silent"
     assert results["kill9_policy"]["stiff_commands_after_first_damping"] == 0
-    # An e-stop: the live policy node switches to damping itself within the grace period.
+    # An e-stop: the live policy node is first to damp (the monitor joins only if its damping stream
+    # then pauses for more than the 2-period grace, which a loaded machine can cause).
     assert results["estop_service"]["first_cause"] == "estop_service"
-    assert results["estop_service"]["who_damped"] == "policy node"
+    assert results["estop_service"]["who_damped"].startswith("policy node")
     assert results["lowstate_stopped"]["first_cause"] == "lowstate_stale"
 
 

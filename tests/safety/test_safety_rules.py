@@ -41,13 +41,14 @@ def test_joint_position_margin():
 
 def test_joint_velocity_uses_each_motors_limit():
     dq = np.zeros(12)
-    dq[2] = 0.85 * SPEC.joint_vel_limit[2]  # calf: below 90 % of 20.06
+    dq[2] = 0.98 * SPEC.joint_vel_limit[2]  # calf: just below its 20.06 rad/s
     assert rules.check_joint_velocity(dq, TH) == []
-    dq[2] = -0.95 * SPEC.joint_vel_limit[2]
+    dq[2] = -1.05 * SPEC.joint_vel_limit[2]
     out = rules.check_joint_velocity(dq, TH)
     assert causes(out) == ["joint_velocity"] and out[0].values["joint"] == "FR_calf"
-    # 19 rad/s is fine for a hip (limit 30.1) but not for a knee.
-    assert rules.check_joint_velocity(np.array([19.0] + [0.0] * 11), TH) == []
+    # 25 rad/s is fine for a hip (limit 30.1) but not for a knee.
+    assert rules.check_joint_velocity(np.array([25.0] + [0.0] * 11), TH) == []
+    assert rules.check_joint_velocity(np.array([0.0, 0.0, 25.0] + [0.0] * 9), TH)[0].values["joint"] == "FR_calf"
 
 
 def test_estimated_torque():
@@ -146,12 +147,12 @@ def test_command_target_jump():
     small = stiff(q=SPEC.default_joint_pos + 0.1)
     assert rules.check_command_jump(small, prev, 0.02, TH) == []
     q = SPEC.default_joint_pos.copy()
-    q[5] += 0.9  # FL calf: 0.9 rad in 20 ms = 45 rad/s > 2 × 20.06
+    q[5] += 1.3  # FL calf: 1.3 rad in 20 ms = 65 rad/s > 3 × 20.06
     out = rules.check_command_jump(stiff(q=q), prev, 0.02, TH)
     assert causes(out) == ["command_target_jump"] and out[0].values["joint"] == "FL_calf"
     # Over a longer gap the same change is allowed; from damping there is no previous target.
     assert rules.check_command_jump(stiff(q=q), prev, 0.05, TH) == []
-    q[5] = SPEC.default_joint_pos[5] + 0.7  # 35 rad/s: within twice the knee's limit
+    q[5] = SPEC.default_joint_pos[5] + 0.82  # the shipped trot's largest knee step: within 3 × the limit
     assert rules.check_command_jump(stiff(q=q), prev, 0.02, TH) == []
     assert rules.check_command_jump(stiff(q=q), damping(), 0.02, TH) == []
     # Two writers 1 ms apart still get a full control period's allowance.

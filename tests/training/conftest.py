@@ -25,5 +25,10 @@ def _one_torch_thread():
 
 
 @pytest.fixture
+def tiny_overrides() -> list[str]:
+    return list(TINY)
+
+
+@pytest.fixture
 def tiny_config() -> TrainConfig:
     return load_config(None, list(TINY))

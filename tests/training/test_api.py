@@ -5,11 +5,9 @@ from __future__ import annotations
 from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_train.api import train_and_export
 
-from .conftest import TINY
 
-
-def test_train_and_export_produces_a_policy_the_deployment_wrapper_loads(tmp_path):
-    out = train_and_export(list(TINY), budget_s=3.0, out_path=tmp_path / "go2.onnx", run_dir=tmp_path / "run")
+def test_train_and_export_produces_a_policy_the_deployment_wrapper_loads(tmp_path, tiny_overrides):
+    out = train_and_export(tiny_overrides, budget_s=3.0, out_path=tmp_path / "go2.onnx", run_dir=tmp_path / "run")
     policy = OnnxPolicy(out, robot="go2")
     assert policy.act([0.0] * policy.contract.obs_size).shape == (12,)
     assert (tmp_path / "run" / "checkpoint.pt").exists() and (tmp_path / "run" / "metrics.csv").exists()

@@ -15,8 +15,6 @@ import torch
 
 from surrogait_train.cli import main
 
-from .conftest import TINY
-
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -50,9 +48,9 @@ def _iterations(run_dir: Path) -> list[int]:
         return [int(row["iteration"]) for row in csv.DictReader(f)]
 
 
-def test_resume_after_kill9_continues_from_saved_step(tmp_path):
+def test_resume_after_kill9_continues_from_saved_step(tmp_path, tiny_overrides):
     run_dir = tmp_path / "run"
-    args = ["train", "--run-dir", str(run_dir), "--no-progress", *TINY, "max_iterations=100000"]
+    args = ["train", "--run-dir", str(run_dir), "--no-progress", *tiny_overrides, "max_iterations=100000"]
     proc = subprocess.Popen([sys.executable, "-m", "surrogait_train.cli", *args], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     try:
@@ -78,5 +76,5 @@ def test_resume_after_kill9_continues_from_saved_step(tmp_path):
     assert torch.load(run_dir / "checkpoint.pt", weights_only=False)["iteration"] == saved + 3
     iterations = _iterations(run_dir)
     assert iterations[-3:] == [saved + 1, saved + 2, saved + 3]
-    again = _run(["train", "--run-dir", str(run_dir), "--no-progress", *TINY], tmp_path)
+    again = _run(["train", "--run-dir", str(run_dir), "--no-progress", *tiny_overrides], tmp_path)
     assert again.returncode != 0 and "already holds a run" in again.stderr

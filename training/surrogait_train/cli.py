@@ -39,6 +39,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if ckpt.exists():
             raise SystemExit(f"error: {run_dir} already holds a run; use --resume or another --run-dir")
         trainer = Trainer(cfg, run_dir)
+        if args.init_from:
+            if not Path(args.init_from).is_file():
+                raise SystemExit(f"error: --init-from: checkpoint {args.init_from} not found")
+            trainer.init_from(args.init_from)
+            print(f"initialised networks from {args.init_from}", flush=True)
     trainer.train(progress=not args.no_progress)
     print(f"trained to iteration {trainer.iteration}, {trainer.env_steps} env steps; checkpoint {ckpt}", flush=True)
     if args.export:
@@ -94,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="YAML config (default: the shipped configs/go2_trot.yaml)")
     p.add_argument("--run-dir", default="runs/go2_trot", help="run folder for logs and checkpoints")
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
+    p.add_argument(
+        "--init-from", default=None, help="start a new run (new config) from another run's checkpoint networks"
+    )
     p.add_argument("--export", action="store_true", help="export RUN_DIR/policy.onnx at the end")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("overrides", nargs="*", help="config overrides key=value, e.g. learner.actor_lr=5e-4")

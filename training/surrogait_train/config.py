@@ -36,6 +36,7 @@ class EnvConfig:
     ang_vel_yaw: list[float] = dataclasses.field(default_factory=lambda: [-0.5, 0.5])
     zero_command_prob: float = 0.1  # share of commands that ask to stand still
     gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
+    gait_period_s: float = 0.0  # 0 = the gait's own period; otherwise overrides it (the contract records it)
     init_joint_noise_rad: float = 0.05
     fall_height_m: float = 0.16  # base origin below this: a fall
     fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
@@ -78,7 +79,7 @@ class LearnerConfig:
     lam: float = 0.95
     actor_lr: float = 5e-4
     critic_lr: float = 1e-3
-    lr_decay: bool = False
+    lr_decay: bool = False  # SHAC: learning rates fall linearly to 10 % over max_iterations
     actor_hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 128, 64])
     critic_hidden: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
     critic_iterations: int = 8

@@ -23,6 +23,7 @@ that replaces MuJoCo's state values by an aligned surrogate state carrying gradi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -46,9 +47,12 @@ Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor], Robo
 def make_contract(cfg: EnvConfig) -> PolicyContract:
     spec = load_robot_spec(cfg.robot)
     ranges = CommandRanges(tuple(cfg.lin_vel_x), tuple(cfg.lin_vel_y), tuple(cfg.ang_vel_yaw))
+    gait = gait_by_name(cfg.gait)
+    if cfg.gait_period_s > 0:
+        gait = dataclasses.replace(gait, period_s=cfg.gait_period_s)
     return make_locomotion_contract(
         spec,
-        gait=gait_by_name(cfg.gait),
+        gait=gait,
         command_ranges=ranges,
         control_dt_s=cfg.physics_dt_s * cfg.substeps,
         kp=cfg.kp,

@@ -86,7 +86,7 @@ def evaluate_policy(
 
     policy = OnnxPolicy(onnx_path)
     contract = policy.contract
-    gait_name = next((k for k, g in GAITS.items() if g == contract.gait), None)
+    gait_name = contract.gait.name if contract.gait.name in GAITS else None
     substeps = 4
     env_cfg = EnvConfig(
         robot=contract.robot,
@@ -101,8 +101,7 @@ def evaluate_policy(
         init_joint_noise_rad=0.02,
     )
     env = LocomotionEnv(env_cfg, seed=seed)
-    if gait_name is None:
-        env.gait = contract.gait
+    env.gait = contract.gait  # the clock the policy was trained with, whatever its period
     builder = ObservationBuilder(contract)  # the deployment builder, on numpy
     env.reset(seed=seed, randomize_episode_start=False)
     cmds = command_set(num_episodes) if commands is None else np.asarray(commands, dtype=np.float64)

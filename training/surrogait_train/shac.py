@@ -46,6 +46,11 @@ class SHAC:
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95))
         self.obs: torch.Tensor | None = None
 
+    def set_lr_fraction(self, fraction: float) -> None:
+        for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
+            for group in opt.param_groups:
+                group["lr"] = base * fraction
+
     def state_dict(self) -> dict:
         return {
             "actor": self.actor.state_dict(),

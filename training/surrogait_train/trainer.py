@@ -92,6 +92,17 @@ class Trainer:
         self.env.reset()
         self.learner.obs = None
 
+    def init_from(self, path: Path | str) -> None:
+        """Start this (new) run from another run's networks and normaliser: a second training stage.
+
+        Optimiser state, counters and RNGs stay fresh; the networks must have the same sizes.
+        """
+        ckpt = torch.load(path, weights_only=False)
+        for name in ("actor", "critic", "target_critic"):
+            getattr(self.learner, name).load_state_dict(ckpt["learner"][name])
+        self.imitation_done = True
+        self.init_checkpoint = str(path)
+
     # ------------------------------------------------------------ loop
     def train(
         self,
@@ -133,6 +144,8 @@ class Trainer:
                 if budget_s and time.perf_counter() - start >= budget_s:
                     break
                 t0 = time.perf_counter()
+                if cfg.learner.lr_decay:
+                    self.learner.set_lr_fraction(max(0.1, 1.0 - self.iteration / max(max_iterations, 1)))
                 stats = self.learner.iterate()
                 dt = time.perf_counter() - t0
                 self.iteration += 1

@@ -9,6 +9,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/config", ["config/policy_node.yaml"]),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

@@ -50,6 +50,7 @@ class MotorTargets:
 @dataclasses.dataclass(frozen=True)
 class ControllerConfig:
     stand_up_duration_s: float = 2.0
+    walk_to_ready_s: float = 0.5  # blend from the last policy targets to the default pose on stop_walk
     damping_kd: float = 1.0  # N·m·s/rad in PASSIVE and DAMP
     state_timeout_s: float = 0.06  # 3 control periods without rt/lowstate while stiff → DAMP
     estimator_timeout_s: float = 0.1  # no fresh odometry while walking (if the policy needs it) → DAMP
@@ -84,7 +85,9 @@ class PolicyController:
         self._base_lin_vel_time_s = -np.inf
         self._safety_ok: bool | None = None  # None until the safety monitor has spoken
         self._stand_up: StandUpTrajectory | None = None
-        self._walk_start_s = 0.0
+        self._walk_start_tick_ms = 0  # robot clock (LowState tick) when walking started
+        self._to_default: tuple[StandUpTrajectory, float] | None = None  # (blend, start time) after walking
+        self._last_q = self.default_pose.copy()  # last position targets written
         self._last_state = self.fsm.state
         self.events: list[tuple[float, str]] = []  # (time, what happened), for logs and diagnostics
 
@@ -134,9 +137,13 @@ class PolicyController:
             elif state is PolicyState.STAND_UP:
                 targets = MotorTargets.position(self._stand_up.at(self.fsm.stand_up_fraction(now_s)), self.kp, self.kd)
             elif state is PolicyState.READY:
-                targets = MotorTargets.position(self.default_pose, self.kp, self.kd)
+                q = self.default_pose
+                if self._to_default is not None:
+                    blend, start = self._to_default
+                    q = blend.at((now_s - start) / self.config.walk_to_ready_s)
+                targets = MotorTargets.position(q, self.kp, self.kd)
             else:
-                out = self.runner.step(self._state, command, now_s - self._walk_start_s, self._base_lin_vel_b)
+                out = self.runner.step(self._state, command, self._gait_time_s(), self._base_lin_vel_b)
                 inference_s = out.inference_s
                 if out.finite:
                     targets = MotorTargets.position(out.joint_targets, self.kp, self.kd)
@@ -145,6 +152,8 @@ class PolicyController:
                     state = self.fsm.state
                     self._entered(state, now_s)
                     targets = MotorTargets.damping(self.config.damping_kd)
+            if not targets.is_damping:
+                self._last_q = targets.q
             return CycleOutput(state, targets, command, inference_s, state_age)
 
     @property
@@ -161,6 +170,12 @@ class PolicyController:
 
     def _odom_fresh(self, now_s: float) -> bool:
         return self._base_lin_vel_b is not None and now_s - self._base_lin_vel_time_s <= self.config.estimator_timeout_s
+
+    def _gait_time_s(self) -> float:
+        # The gait clock runs on the robot's clock (LowState tick, ms), not this computer's: on the
+        # robot the two agree, and a rehearsal simulator that falls behind real time stays in step
+        # with the policy's gait instead of seeing its phase jump.
+        return max(0, self._state.tick_ms - self._walk_start_tick_ms) * 1e-3
 
     def _request(self, name: str, now_s: float, source: str) -> Transition:
         if name == "stand_up":
@@ -199,5 +214,9 @@ class PolicyController:
         if state is PolicyState.WALK:
             # A walk starts from a clean slate: no stale last action, gait clock at phase 0.
             self.runner.reset()
-            self._walk_start_s = now_s
+            self._walk_start_tick_ms = self._state.tick_ms
+        # Leaving WALK mid-stride: move the targets to the default pose smoothly, never in one jump.
+        from_walk = self._last_state is PolicyState.WALK and state is PolicyState.READY
+        self._to_default = (StandUpTrajectory(self._last_q.copy(), self.default_pose.copy()), now_s) if from_walk \
+            else None
         self._last_state = state

@@ -30,7 +30,7 @@ class PolicyNodeParams:
     cmd_vel_timeout_s: float = 0.5  # no cmd_vel / stick this long → zero velocity command
     reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only while the safety monitor reports OK
     diagnostics_period_s: float = 1.0
-    realtime_priority: int = 0  # SCHED_FIFO priority of the control thread (1..99; 0 = normal scheduling)
+    realtime_priority: int = 0  # SCHED_FIFO priority of the control thread, the rest one below (0 = normal)
     timing_log_path: str = ""  # if set, per-cycle timings are saved there (.npz) on exit (benchmarks)
 
     def validate(self) -> PolicyNodeParams:
@@ -71,7 +71,8 @@ DESCRIPTIONS = {
     "cmd_vel_timeout_s": "no cmd_vel or gamepad stick for this long: zero velocity command, s",
     "reset_requires_safety_ok": "policy/reset (DAMP -> PASSIVE) only while the safety monitor reports OK",
     "diagnostics_period_s": "diagnostics publishing period, s",
-    "realtime_priority": "SCHED_FIFO priority of the control thread, 1..99 (needs CAP_SYS_NICE); 0 = normal",
+    "realtime_priority": "SCHED_FIFO priority of the control thread, 1..99, the process's other threads one "
+                         "below (needs root or CAP_SYS_NICE; falls back to normal scheduling); 0 = normal",
     "timing_log_path": "if set, per-cycle loop timings are written there (.npz) on exit, for benchmarks",
 }
 

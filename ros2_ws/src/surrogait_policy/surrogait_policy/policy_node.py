@@ -7,7 +7,7 @@ A thin shell over `surrogait_core.policy_controller` (all decisions) and
     LowCmd (with CRC) through unitree_sdk2py and publishes JointState / Imu;
   - the ROS executor serves the Trigger services and cmd_vel / safety / odometry topics.
 
-Run: `policy_node --ros-args --params-file launch/config/policy_rehearsal.yaml`
+Run: `policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/policy_node.yaml`
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ class PolicyNode(Node):
         self._lowcmd_pub.Init()
         self._lowstate = LatestLowState(self.params.dds_domain)
         self.get_logger().info(f"unitree_sdk2 DDS domain {self.params.dds_domain} on {self.params.network_interface}")
+        if self.params.realtime_priority:
+            self._set_process_realtime(self.params.realtime_priority - 1)
         self._thread.start()
 
     def stop(self) -> None:
@@ -166,6 +168,17 @@ class PolicyNode(Node):
             latency = None if source_time_s is None else time.time() - source_time_s
             self.stats.record(tick, written - tick.wake_s, inference_s, latency)
             self._publish_feedback(state)
+
+    def _set_process_realtime(self, priority: int) -> None:
+        # Every thread of this process (ROS executor, DDS) one step below the control thread. The
+        # control thread needs the GIL; if a normal-priority thread holding it were preempted by
+        # other processes, the real-time thread would wait on it (priority inversion through the GIL).
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+        try:
+            for tid in tids:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(max(1, priority)))
+        except (PermissionError, OSError) as e:
+            self.get_logger().warn(f"cannot make the process real-time ({e}); only the control thread will try")
 
     def _set_realtime_priority(self, priority: int) -> None:
         # Linux applies the policy to the calling thread only: the control loop preempts other

@@ -6,7 +6,7 @@
    ONNX (or, with --use-shipped-policy, takes the shipped one);
 2. starts the rehearsal as separate processes — the MuJoCo Go2 speaking unitree_sdk2 DDS, the
    policy node, and the state estimator and safety monitor where installed — each with its
-   rehearsal parameters file from launch/config/rehearsal/ (paths and domain overridden);
+   package's parameters file, as in launch/go2_rehearsal.launch.py (paths and domain overridden);
 3. drives a scripted session through the policy node's services and cmd_vel: stand up, walk
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
@@ -32,13 +32,15 @@ from surrogait_rehearsal.demo_session import Session, SessionError, demo_segment
 from surrogait_rehearsal.report import RunFiles, build_report
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
-REHEARSAL_CONFIG = REPO_ROOT / "launch" / "config" / "rehearsal"
+PACKAGES = REPO_ROOT / "ros2_ws" / "src"
 SHIPPED_POLICY = "pretrained/go2_trot.onnx"
-NODES = (  # (name, executable, params template, required)
-    ("go2_sim", "go2_sim", "go2_sim.yaml", True),
-    ("estimator_node", "estimator_node", "estimator.yaml", False),
-    ("safety_monitor", "safety_monitor", "safety_monitor.yaml", False),
-    ("policy_node", "policy_node", "policy_node.yaml", True),
+# The rehearsal of launch/go2_rehearsal.launch.py: (node name, executable, its package's parameters
+# file — whose defaults are the rehearsal's — and whether the demo needs it).
+NODES = (
+    ("go2_sim", "go2_sim", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml", True),
+    ("estimator_node", "estimator_node", PACKAGES / "surrogait_estimator/config/estimator.yaml", False),
+    ("safety_monitor", "safety_monitor", PACKAGES / "surrogait_safety/config/safety_monitor.yaml", False),
+    ("policy_node", "policy_node", PACKAGES / "surrogait_policy/config/policy_node.yaml", True),
 )
 
 
@@ -187,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
 def launch_rehearsal(group, session, overrides: dict[str, dict], config_dir: Path, log=say) -> list[str]:
     """Start the simulator, wait until it runs, then the nodes named in `overrides`.
 
-    Each node gets its rehearsal parameters file (launch/config/rehearsal/) with `overrides`
-    applied, written to `config_dir`. Optional nodes that are not installed are skipped.
+    Each node gets its package's parameters file with `overrides` applied, written to
+    `config_dir`. Optional nodes that are not installed are skipped.
     Starting the nodes once the simulator streams keeps their start-up from competing with its.
     """
     started = []
@@ -201,7 +203,7 @@ def launch_rehearsal(group, session, overrides: dict[str, dict], config_dir: Pat
                 raise SystemExit(f"demo: {exe} is not installed (run `make setup`)")
             log(f"  {name}: not installed, skipped")
             continue
-        params = write_params(REHEARSAL_CONFIG / template, name, overrides[name], config_dir / template)
+        params = write_params(template, name, overrides[name], config_dir / template.name)
         group.start(name, path, params)
         started.append(name)
         log(f"  {name}: started")

@@ -74,7 +74,8 @@ class SessionRecorder(Node):
         self.commands: list[list[float]] = []  # t, vx, vy, yaw rate (what cmd_vel sent)
         self.policy_states: list[tuple[float, str]] = []
         self.safety_states: list[tuple[float, dict]] = []
-        self.diagnostics: list[tuple[float, dict[str, str]]] = []
+        self.diagnostics: list[tuple[float, dict[str, str]]] = []  # the policy node's
+        self.sim_diagnostics: list[tuple[float, dict[str, str]]] = []  # the simulator's (real-time factor...)
         self.command = (0.0, 0.0, 0.0)
         self.sending = False
         self._cmd_pub = self.create_publisher(Twist, interfaces.CMD_VEL, 10)
@@ -117,9 +118,12 @@ class SessionRecorder(Node):
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
-            if status.name.startswith("policy_node"):
-                with self.lock:
-                    self.diagnostics.append((self.now(), {kv.key: kv.value for kv in status.values}))
+            values = {kv.key: kv.value for kv in status.values}
+            with self.lock:
+                if status.name.startswith("policy_node"):
+                    self.diagnostics.append((self.now(), values))
+                elif status.name == "go2_sim":
+                    self.sim_diagnostics.append((self.now(), values))
 
     def _send_command(self) -> None:
         if not self.sending:
@@ -150,6 +154,7 @@ class SessionRecorder(Node):
                 policy_states=json.dumps(self.policy_states),
                 safety_states=json.dumps(self.safety_states),
                 diagnostics=json.dumps(self.diagnostics),
+                sim_diagnostics=json.dumps(self.sim_diagnostics),
                 segments=json.dumps([dict(dataclasses.asdict(s), start_s=a, end_s=b) for s, a, b in segments]),
             )
         return path

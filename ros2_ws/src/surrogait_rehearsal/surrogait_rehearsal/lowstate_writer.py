@@ -100,6 +100,10 @@ class LowStateWriter:
         self.msg.level_flag = go2_wire.LEVEL_LOW
         for m in self.msg.motor_state[:_N]:
             m.mode = go2_wire.MODE_SERVO
+            m.temperature = 35  # °C; constant, like the battery below: plausible values, not a thermal model
+        self.msg.imu_state.temperature = 40
+        self.msg.power_v = 28.8  # V, the Go2 battery's nominal voltage
+        self.msg.bms_state.soc = 100  # %
         self._crc = CRC()
         self._crc_core = getattr(self._crc, "crc_lib", None)
         self._layouts()

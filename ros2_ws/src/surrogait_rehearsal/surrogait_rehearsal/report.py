@@ -42,6 +42,7 @@ def load_session(path: Path) -> dict:
             "policy_states": json.loads(str(z["policy_states"])),
             "safety_states": json.loads(str(z["safety_states"])),
             "diagnostics": json.loads(str(z["diagnostics"])),
+            "sim_diagnostics": json.loads(str(z["sim_diagnostics"])) if "sim_diagnostics" in z else [],
             "segments": json.loads(str(z["segments"])),
         }
 
@@ -119,6 +120,19 @@ def estimator_metrics(session: dict) -> dict | None:
     true_vx = np.interp(rows[:, 0], gt[:, GT["t"]], gt[:, GT["vx"]])
     true_vy = np.interp(rows[:, 0], gt[:, GT["t"]], gt[:, GT["vy"]])
     return {"vx_rmse": _rmse(rows[:, 1] - true_vx), "vy_rmse": _rmse(rows[:, 2] - true_vy), "samples": int(len(rows))}
+
+
+def simulator_metrics(session: dict) -> dict:
+    """How well the simulator kept real time: a stalled simulator also stalls rt/lowstate, which
+    the policy node and the safety monitor rightly treat as a fault."""
+    gt = session["ground_truth"]
+    out = {"ground_truth_max_gap_ms": float(np.diff(gt[:, 0]).max() * 1e3) if len(gt) > 1 else float("nan")}
+    if session["sim_diagnostics"]:
+        last = session["sim_diagnostics"][-1][1]
+        for key in ("realtime_factor", "late_steps", "resyncs", "lowcmd_accepted", "lowcmd_dropped"):
+            if key in last:
+                out[key] = float(last[key])
+    return out
 
 
 def timing_metrics(timing_path: Path | None, session: dict) -> dict:
@@ -250,6 +264,7 @@ def build_report(run_dir: Path, files: RunFiles, info: dict) -> tuple[Path, dict
         "falls": fall_metrics(session),
         "estimator": estimator_metrics(session),
         "loop_timing": timing_metrics(files.timing, session),
+        "simulator": simulator_metrics(session),
         "policy_states": session["policy_states"],
         "safety": {"fault_log": str(files.fault_log) if files.fault_log else None, "events": faults,
                    "damp_states_seen": safety_damps},
@@ -328,6 +343,12 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
                              f"| {_fmt(timing[f'{key}_max_ms'])} |")
     else:
         lines.append("No timing recorded.")
+    sim = m["simulator"]
+    lines += ["", "## Simulator", "",
+              f"Real-time factor {_fmt(sim.get('realtime_factor'), 2)} (last report), {_fmt(sim.get('resyncs'), 0)} "
+              f"resyncs, largest gap in its ground-truth stream {_fmt(sim['ground_truth_max_gap_ms'], 0)} ms "
+              f"(a stalled simulator stalls rt/lowstate: a fault for the policy node and the safety monitor); "
+              f"LowCmds accepted {_fmt(sim.get('lowcmd_accepted'), 0)}, dropped {_fmt(sim.get('lowcmd_dropped'), 0)}."]
     est = m["estimator"]
     lines += ["", "## State estimator", ""]
     lines.append(f"Estimated vs true body velocity while walking: vx RMSE {_fmt(est['vx_rmse'])} m/s, "

@@ -114,6 +114,11 @@ class VideoRecorder:
 def _render(scene_path: str, path: str, fps: float, width: int, height: int, track_body: str) -> None:
     """The child: read qpos frames from stdin until EOF, render and encode them; report on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # under a real-time parent (sched_fifo_priority): below it, but above the machine's batch work
+        if os.sched_getscheduler(0) == os.SCHED_FIFO:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except (OSError, AttributeError):
+        pass
     try:
         import imageio.v2 as iio
 

@@ -38,6 +38,7 @@ LATENCY_TARGET_S = 0.060
 STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
 STILL_GYRO = 0.3  # rad/s
 LYING_HEIGHT_M = 0.2  # ground-truth base height below which the robot lies (standing ≈ 0.28 m)
+MAX_SETTLE_S = 10.0  # a robot knocked onto its side can rock for a few seconds before it lies still
 ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad
 NAN_VX_TRIGGER = 0.75  # m/s
 _TH = default_thresholds(load_robot_spec("go2"))
@@ -418,8 +419,10 @@ class Scenario:
     name: str
     description: str
     inject: Callable[[Rehearsal], Injection]
+    # Causes that show the monitor (or the policy node, "policy_state_damp") caught *this* fault first.
+    expected_causes: tuple[str, ...] = ()
     nan_policy: bool = False
-    observe_s: float = 3.0
+    observe_s: float = 3.0  # at least this long after the fault; then until lying still (≤ MAX_SETTLE_S)
 
 
 def _now_injection(note="", **kw) -> Injection:
@@ -512,18 +515,19 @@ def inject_estop_gamepad(r: Rehearsal) -> Injection:
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("kill9_policy", "kill -9 of the policy node", inject_kill9),
-    Scenario("sigstop_policy", "policy node hung (SIGSTOP)", inject_sigstop),
-    Scenario("lowstate_stopped", "rt/lowstate stream stopped", inject_lowstate_stop),
-    Scenario("nan_policy_output", "NaN in the policy output (ONNX triggered by vx > 0.75)",
-             inject_nan_policy, nan_policy=True),
-    Scenario("nan_on_wire", "a rogue writer puts a NaN target on the wire", inject_rogue_nan),
-    Scenario("command_beyond_limit", "a rogue writer commands a joint beyond its limit",
-             inject_rogue_limit),
-    Scenario("push_tilt", "a push tilts the robot past the roll limit", inject_push),
-    Scenario("estop_topic", "e-stop by topic", inject_estop_topic),
-    Scenario("estop_service", "e-stop by service", inject_estop_service),
-    Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad),
+    Scenario("kill9_policy", "kill -9 of the policy node", inject_kill9, ("policy_silent",)),
+    Scenario("sigstop_policy", "policy node hung (SIGSTOP)", inject_sigstop, ("policy_silent",)),
+    Scenario("lowstate_stopped", "rt/lowstate stream stopped", inject_lowstate_stop, ("lowstate_stale",)),
+    Scenario("nan_policy_output", "NaN in the policy output (ONNX triggered by vx > 0.75)", inject_nan_policy,
+             ("policy_state_damp",), nan_policy=True),
+    Scenario("nan_on_wire", "a rogue writer puts a NaN target on the wire", inject_rogue_nan,
+             ("command_not_finite",)),
+    Scenario("command_beyond_limit", "a rogue writer commands a joint beyond its limit", inject_rogue_limit,
+             ("command_target_limit", "command_target_jump", "commanded_torque")),
+    Scenario("push_tilt", "a push tilts the robot past the roll limit", inject_push, ("base_tilt",)),
+    Scenario("estop_topic", "e-stop by topic", inject_estop_topic, ("estop_topic",)),
+    Scenario("estop_service", "e-stop by service", inject_estop_service, ("estop_service",)),
+    Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad, ("estop_gamepad",)),
 ]}
 
 
@@ -535,6 +539,27 @@ ROGUE_INDEX = load_robot_spec("go2").joint_names.index(ROGUE_JOINT)
 def _is_rogue(cmd) -> bool:
     q = cmd.q[ROGUE_INDEX]
     return bool(driven(cmd)[ROGUE_INDEX] and (np.isnan(q) or q == ROGUE_TARGET))
+
+
+def is_still(states, ros: SuiteRos) -> tuple[bool, float, float]:
+    """Lying still over the last 0.5 s of robot state: (still, max |dq|, max |gyro|)."""
+    if not states:
+        return False, float("nan"), float("nan")
+    tail = [go2_wire.decode_lowstate(m) for t, m in states if t >= states[-1][0] - 0.5]
+    max_dq = float(max(np.max(np.abs(v.joint_vel)) for v in tail))
+    max_gyro = float(max(np.max(np.abs(v.gyro_b)) for v in tail))
+    height = ros.base_height_gt
+    still = max_dq < STILL_JOINT_VEL and max_gyro < STILL_GYRO and (height is None or height < LYING_HEIGHT_M)
+    return still, max_dq, max_gyro
+
+
+def wait_until_still(recorder: WireRecorder, ros: SuiteRos, deadline_monotonic: float):
+    while time.monotonic() < deadline_monotonic:
+        with recorder.lock:
+            tail = recorder.states[-300:]
+        if is_still(tail, ros)[0]:
+            return
+        time.sleep(0.25)
 
 
 def _state_arrays(msg):
@@ -603,12 +628,8 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         if first_damp is not None and t > first_damp and on.any():
             stiff_after_damping += 1
     # Lying still at the end: the last 0.5 s of robot state.
-    tail = [d for t, d in zip(state_t, decoded, strict=True) if t >= state_t[-1] - 0.5] if len(state_t) else []
-    max_dq = float(max(np.max(np.abs(d[1])) for d in tail)) if tail else float("nan")
-    max_gyro = float(max(np.max(np.abs(d[2])) for d in tail)) if tail else float("nan")
+    lying_still, max_dq, max_gyro = is_still(states, ros)
     height = ros.base_height_gt
-    lying_still = bool(tail and max_dq < STILL_JOINT_VEL and max_gyro < STILL_GYRO
-                       and (height is None or height < LYING_HEIGHT_M))
     # The fault log.
     log = read_fault_log(fault_log) if fault_log.exists() else []
     t_fault_wall = t_fault + t_wall_offset
@@ -645,12 +666,18 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         end_max_gyro=round(max_gyro, 3),
         end_base_height_m=None if height is None else round(height, 3),
         lying_still=lying_still,
+        observed_after_fault_s=round(state_t[-1] - t_fault, 2) if len(state_t) else None,
         logged_causes=sorted({e["cause"] for e in logged if e["event"] != "policy_damp_cause"}),
         policy_damp_cause=next((e["detail"] for e in logged if e["event"] == "policy_damp_cause"), None),
         logged=bool(logged),
         final_safety_state=ros.safety_state.get("state"),
     )
-    result["ok"] = bool(result["latency_ok"] and lying_still and not violations and logged)
+    # Caught as *this* fault: the first cause logged after it is one the scenario expects (not, say, a
+    # stall of an overloaded machine that happened to come first).
+    first_logged = next((e["cause"] for e in logged if e["event"] in ("fault", "policy_damp")), None)
+    result["first_logged_cause"] = first_logged
+    result["cause_ok"] = first_logged in sc.expected_causes
+    result["ok"] = bool(result["latency_ok"] and lying_still and not violations and logged and result["cause_ok"])
     return result
 
 
@@ -704,6 +731,7 @@ def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: SuiteRos, recorder: WireR
         time.sleep(0.8)
     else:
         time.sleep(sc.observe_s)
+    wait_until_still(recorder, ros, inj.t_inject + MAX_SETTLE_S)
     reset = None
     if try_reset:  # lying still now, the policy node damping: must be accepted
         ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)

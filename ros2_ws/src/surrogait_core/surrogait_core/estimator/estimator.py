@@ -66,6 +66,10 @@ class EstimatorConfig:
     rolling_feet: bool = True  # stance feet roll (sphere centre moves), their contact point does not slip
     recovery_s: float = 0.2  # health stays WARN this long after a refusal or gap
     max_velocity_std_mps: float = 0.3  # larger: WARN (e.g. long without any stance foot)
+    # No stance foot for longer than any gait's flight phase: the velocity is unobservable (IMU integration
+    # alone drifts without bound); a weak zero-velocity pseudo-measurement keeps it bounded.
+    max_flight_s: float = 0.3
+    no_support_velocity_std_mps: float = 0.2
 
     def __post_init__(self) -> None:
         if not (self.nominal_dt_s > 0.0 and self.max_gap_s > self.nominal_dt_s):
@@ -131,6 +135,7 @@ class StateEstimator:
         self._rejected_since_accept = 0
         self._long_gaps = 0
         self._slip_rejections = 0
+        self._no_support_s = 0.0
         self._resets = 0
         self._last_rejection = ""
         self._nis_avg = 1.0
@@ -190,6 +195,9 @@ class StateEstimator:
                 self.kf.predict(rot_wb @ accel_b + self._g_w, dt, stance, foot_roll_w)
             result = self.kf.update(foot_rel_w, foot_vel_rel_w, self.contacts.stance_trust(), self.ground_z,
                                     foot_roll_w)
+            self._no_support_s = 0.0 if np.any(stance) else self._no_support_s + dt
+            if self._no_support_s > self.config.max_flight_s:
+                self.kf.update_zero_velocity(self.config.no_support_velocity_std_mps)
             if result.m:
                 self._nis_avg += 0.01 * (result.nis / result.m - self._nis_avg)
             self._slip_rejections += len(result.slipping)
@@ -219,6 +227,8 @@ class StateEstimator:
             level, msg = ERROR, "filter state not finite; re-initialising on the next sample"
         elif now is not None and now - self._last_trouble_s < self.config.recovery_s:
             level, msg = WARN, f"recovering from {self._last_rejection or 'a gap in the data'}"
+        elif self._no_support_s > self.config.max_flight_s:
+            level, msg = WARN, f"no foot on the ground for {self._no_support_s:.1f} s: velocity unobservable"
         elif np.sqrt(np.max(np.diag(self.kf.velocity_cov))) > self.config.max_velocity_std_mps:
             level, msg = WARN, "velocity uncertain (no stance foot for a while?)"
         else:

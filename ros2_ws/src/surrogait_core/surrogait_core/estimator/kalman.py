@@ -128,6 +128,15 @@ class LegOdometryKF:
         self.P[:, 3:6] = 0.0
         self.P[3:6, 3:6] = np.eye(3) * self.config.init_velocity_std**2
 
+    def update_zero_velocity(self, std_mps: float) -> None:
+        """Pseudo-measurement v = 0 (std `std_mps`): bounds the IMU-only drift while no foot is on the ground
+        for longer than any gait's flight phase (the robot lies on its side, is lifted, or fell)."""
+        S = self.P[3:6, 3:6] + np.eye(3) * std_mps**2
+        K = np.linalg.solve(S, self.P[3:6, :]).T  # P H^T S^-1 with H = [0 I 0]
+        self.x -= K @ self.x[3:6]
+        P = self.P - K @ self.P[3:6, :]
+        self.P = 0.5 * (P + P.T)
+
     def _measurement_matrix(self, legs: tuple[int, ...], use_height: bool) -> np.ndarray:
         """H for the stance legs `legs` (cached: it depends only on which legs are down)."""
         key = (legs, use_height)

@@ -32,8 +32,10 @@ class SafetyThresholds:
     control_period_s: float = 0.02
     # Joint position: a standing/walking robot must stay this far inside its limits.
     joint_pos_margin_rad: float = 0.05
-    # Joint velocity: fault above this fraction of the motor's velocity limit.
-    joint_vel_fraction: float = 0.9
+    # Joint velocity: fault above this fraction of the motor's rated velocity limit. At 1.0: beyond
+    # what the motor can do, the joint is being driven by the world (a fall), not by the motor;
+    # the shipped (preliminary, jerky) trot reaches 0.9 of the knee's limit in normal walking.
+    joint_vel_fraction: float = 1.0
     # Estimated torque: fault when held at or above this fraction of the limit for longer
     # than tau_est_persist_s (a motor saturated that long cannot hold what it is told).
     tau_est_fraction: float = 0.95
@@ -45,11 +47,12 @@ class SafetyThresholds:
     # which the nominal kp pushes a joint into its stop with a quarter of the weakest motor's
     # torque (≈ 0.15 rad on the Go2). Policies without target clipping overshoot a little (the
     # shipped one by 0.12 rad at the knee), and a stand-up starts from joints resting on their stops.
-    target_limit_margin_rad: float = 0.0
+    target_limit_margin_rad: float = 0.0  # set by default_thresholds()
     # A target may not move faster than target_jump_factor × the joint's velocity limit between
-    # consecutive stiff commands (per control period). 2: twice what the motor can follow (the
-    # shipped policy's largest step is ≈ 1.1× while trotting).
-    target_jump_factor: float = 2.0
+    # consecutive stiff commands (per control period). 3: three times what the motor can follow,
+    # a glitch rather than a gait (the shipped trot steps a knee target by up to 2.05× that, 0.82 rad
+    # in one period); the torque rules bound what any target can do to the motors.
+    target_jump_factor: float = 3.0
     # Base attitude (from the IMU quaternion), rad.
     max_roll_rad: float = 0.6
     max_pitch_rad: float = 0.6
@@ -62,7 +65,7 @@ class SafetyThresholds:
     damping_grace_periods: float = 2.0
     # Damping gain of the monitor's own damping LowCmds, N·m·s/rad. Default: the largest kd for
     # which kd·|dq| stays within every motor's torque limit up to its velocity limit.
-    damping_kd: float = 0.0
+    damping_kd: float = 0.0  # set by default_thresholds()
     # Reset is allowed only when the robot lies still: every joint and the base gyro below these.
     reset_max_joint_vel: float = 0.3  # rad/s
     reset_max_gyro: float = 0.3  # rad/s
