@@ -155,7 +155,11 @@ def markdown(r: dict) -> str:
             lines.append(f"| {label} | {s[f'{key}_p50_ms']:.3f} | {s[f'{key}_p99_ms']:.3f} | "
                          f"{s[f'{key}_max_ms']:.3f} | {target} |")
     lines += [f"| CPU of the policy process | {s['cpu_percent_of_core']:.1f} % of one core | | | ≤ 10 % |", "",
-              "Meets target: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in r["meets_target"].items()), ""]
+              "Meets target: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in r["meets_target"].items()), "",
+              "State-to-command latency runs from the rt/lowstate sample's publication (the simulator's clock, "
+              "this host) to the LowCmd written from it; while the simulator stalls no newer sample exists, so "
+              "its tail measures the simulator, not the policy node. `--state-timeout-s` only keeps such stalls "
+              "from ending the measurement (the robot configuration keeps 0.06 s).", ""]
     return "\n".join(lines)
 
 

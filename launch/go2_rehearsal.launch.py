@@ -11,7 +11,7 @@ Without `ros2 launch`, each node starts the same way (see launch/README.md):
     go2_sim --ros-args --params-file ros2_ws/src/surrogait_rehearsal/config/go2_sim.yaml  (and so on)
 """
 
-import os  # noqa: I001 (ruff takes `launch` for this repository's launch/ folder)
+import os
 
 from launch import LaunchDescription
 from launch.actions import SetEnvironmentVariable

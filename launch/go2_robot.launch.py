@@ -12,7 +12,7 @@ Without `ros2 launch`, each node takes the same files in the same order (see lau
         --params-file launch/config/robot/link.yaml --params-file launch/config/robot/policy_node.yaml
 """
 
-import os  # noqa: I001 (ruff takes `launch` for this repository's launch/ folder)
+import os
 
 from launch import LaunchDescription
 from launch_ros.actions import Node

@@ -22,4 +22,4 @@ def test_deploy_image_pins_the_same_versions_as_requirements():
                   if "==" in line and not line.startswith("#"))
     deploy = (REPO / "docker/deploy.Dockerfile").read_text()
     for name, version in re.findall(r"([a-z0-9-]+)==([0-9.]+)", deploy):
-        assert pinned.get(name) == version, f"{name}=={version} in deploy.Dockerfile, {pinned.get(name)} in requirements"
+        assert pinned.get(name) == version, f"{name}=={version} in deploy.Dockerfile, {pinned.get(name)} pinned"

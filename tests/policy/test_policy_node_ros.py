@@ -14,6 +14,7 @@ from policy_files import write_test_policy
 from ros_operator import Operator
 
 from surrogait_core import interfaces
+from surrogait_policy.policy_node import SRV_RESET
 
 DOMAIN = 27
 
@@ -36,11 +37,11 @@ def test_services_safety_state_and_diagnostics(tmp_path):
 
         op.publish_safety("DAMP", "test fault")
         op.spin_until(lambda: op.states[-1:] == ["DAMP"])
-        refused = op.call("policy/reset")
+        refused = op.call(SRV_RESET)
         assert not refused.success and "safety monitor" in refused.message
         op.publish_safety("OK")
         deadline = time.monotonic() + 10.0  # until the node has seen the OK (delivery is asynchronous)
-        while not (accepted := op.call("policy/reset")).success and time.monotonic() < deadline:
+        while not (accepted := op.call(SRV_RESET)).success and time.monotonic() < deadline:
             time.sleep(0.1)
         assert accepted.success, accepted.message
         op.spin_until(lambda: op.states[-1:] == ["PASSIVE"])

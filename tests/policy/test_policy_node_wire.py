@@ -27,8 +27,10 @@ ROBOT_SECONDS = 14.0
 def test_lowcmd_stream_and_feedback(tmp_path):
     policy = write_test_policy(tmp_path / "go2.onnx")
     params = tmp_path / "policy.yaml"
+    # The stand-in robot is a plain Python process: on a busy machine it can pause longer than the
+    # node's 60 ms stale-state limit, which this test is not about (test_policy_controller covers it).
     params.write_text(f"policy_node:\n  ros__parameters:\n    policy_path: {policy}\n    dds_domain: {DOMAIN}\n"
-                      "    stand_up_duration_s: 1.0\n")
+                      "    stand_up_duration_s: 1.0\n    state_timeout_s: 1.0\n")
     env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     summary = tmp_path / "robot.json"
     robot = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fake_robot.py"), str(DOMAIN),

@@ -71,7 +71,7 @@ def run_client(domain: int, *args: str, timeout_s: float = 60.0) -> dict:
     """Run sim_dds_client.py to completion and return its JSON report."""
     out = subprocess.run([sys.executable, str(HERE / "sim_dds_client.py"), "--domain", str(domain), *args],
                          capture_output=True, text=True, timeout=timeout_s, env=sim_env(domain))
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0, f"client exit {out.returncode}: {out.stderr[-2000:]} {out.stdout[-300:]}"
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

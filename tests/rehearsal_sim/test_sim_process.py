@@ -47,7 +47,7 @@ def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain)
         executor.add_node(node)
         odoms, diags = [], []
         node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH,
-                                 lambda m: odoms.append((time.monotonic(), m)), 50)
+                                 lambda m: odoms.append((time.monotonic(), m)), 1000)
         node.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, diags.append, 10)
         joy_pub = node.create_publisher(Joy, interfaces.SIM_GAMEPAD, 10)
         push_pub = node.create_publisher(Twist, interfaces.SIM_PUSH, 10)
@@ -118,8 +118,10 @@ def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain)
     assert np.ptp(y[t_gt < t_push]) < 0.002
     assert y[-1] - y[t_gt < t_push][-1] > 0.02
     assert abs(odoms[-1][1].pose.pose.position.x - x_before) < 0.05
-    window = (t_gt > t_gt[0] + 0.5) & (t_gt < t_gt[0] + 1.5)
-    assert 40 <= window.sum() <= 115, f"{window.sum()} ground-truth messages in 1 s"
+    # ~100 Hz by the simulator's own stamps (this test process may read them late, not lose them).
+    stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in odoms])
+    window = (stamps > stamps[0] + 0.5) & (stamps < stamps[0] + 1.5)
+    assert 80 <= window.sum() <= 110, f"{window.sum()} ground-truth messages in 1 s"
     last = odoms[-1][1]
     assert (last.header.frame_id, last.child_frame_id) == ("world", "base_link")
     assert last.pose.pose.position.z < 0.1 and last.pose.pose.orientation.w > 0.99

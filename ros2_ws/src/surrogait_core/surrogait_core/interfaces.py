@@ -13,6 +13,7 @@ SRV_STAND_UP = "policy/stand_up"  # std_srvs/Trigger
 SRV_WALK = "policy/walk"  # std_srvs/Trigger
 SRV_STOP_WALK = "policy/stop_walk"  # std_srvs/Trigger: WALK -> READY
 SRV_DAMP = "policy/damp"  # std_srvs/Trigger
+SRV_POLICY_RESET = "policy/reset"  # std_srvs/Trigger: DAMP -> PASSIVE, only while the safety monitor reports OK
 
 # State estimator
 ODOM = "odom"  # nav_msgs/Odometry, odom -> base_link (REP 105), twist in base_link

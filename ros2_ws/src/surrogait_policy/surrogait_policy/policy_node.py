@@ -46,7 +46,7 @@ from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, f
 from surrogait_policy.sport_mode import SportModeError, make_motion_switcher, release_sport_mode
 
 NODE_NAME = "policy_node"
-SRV_RESET = "policy/reset"  # std_srvs/Trigger: DAMP -> PASSIVE, only while the safety monitor reports OK
+SRV_RESET = interfaces.SRV_POLICY_RESET
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 SHUTDOWN_DAMPING_CYCLES = 10  # damping LowCmds written on exit so the motors are never left stiff
 

@@ -27,7 +27,6 @@ from std_srvs.srv import Trigger
 
 from surrogait_core import interfaces
 
-SRV_POLICY_RESET = "policy/reset"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 CMD_VEL_RATE_HZ = 20.0
 
@@ -86,7 +85,8 @@ class SessionRecorder(Node):
         self.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 10)
         self.clients_by_name = {name: self.create_client(Trigger, srv) for name, srv in (
             ("stand_up", interfaces.SRV_STAND_UP), ("walk", interfaces.SRV_WALK),
-            ("stop_walk", interfaces.SRV_STOP_WALK), ("damp", interfaces.SRV_DAMP), ("reset", SRV_POLICY_RESET),
+            ("stop_walk", interfaces.SRV_STOP_WALK), ("damp", interfaces.SRV_DAMP),
+            ("reset", interfaces.SRV_POLICY_RESET),
             ("safety_reset", interfaces.SRV_SAFETY_RESET))}
         self.create_timer(1.0 / CMD_VEL_RATE_HZ, self._send_command)
 

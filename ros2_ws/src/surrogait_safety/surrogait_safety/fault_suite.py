@@ -524,7 +524,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              ("command_not_finite",)),
     Scenario("command_beyond_limit", "a rogue writer commands a joint beyond its limit", inject_rogue_limit,
              ("command_target_limit", "command_target_jump", "commanded_torque")),
-    Scenario("push_tilt", "a push tilts the robot past the roll limit", inject_push, ("base_tilt",)),
+    # The kick shows first as the held PD command asking > 1.5× a motor's torque of the displaced
+    # joints, or as the tilt; the tilt must be logged either way.
+    Scenario("push_tilt", "a push tilts the robot past the roll limit", inject_push,
+             ("base_tilt", "commanded_torque", "joint_velocity", "estimated_torque")),
     Scenario("estop_topic", "e-stop by topic", inject_estop_topic, ("estop_topic",)),
     Scenario("estop_service", "e-stop by service", inject_estop_service, ("estop_service",)),
     Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad, ("estop_gamepad",)),
@@ -676,7 +679,10 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     # stall of an overloaded machine that happened to come first).
     first_logged = next((e["cause"] for e in logged if e["event"] in ("fault", "policy_damp")), None)
     result["first_logged_cause"] = first_logged
-    result["cause_ok"] = first_logged in sc.expected_causes
+    result["cause_ok"] = first_logged in sc.expected_causes and (sc.name != "push_tilt"
+                                                                 or "base_tilt" in result["logged_causes"])
+    damped_before = [t for t, m in cmds if inj.t_inject <= t < t_fault and go2_wire.motor_commands(m).is_damping]
+    result["damping_began_before_fault_time_s"] = round(t_fault - damped_before[0], 4) if damped_before else None
     result["ok"] = bool(result["latency_ok"] and lying_still and not violations and logged and result["cause_ok"])
     return result
 
@@ -722,9 +728,11 @@ def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: SuiteRos, recorder: WireR
     inj = sc.inject(r)
     early_reset = None
     if try_reset:  # while the robot is still sinking down: must be refused
-        time.sleep(0.15)
+        time.sleep(max(0.0, inj.t_inject + 0.15 - time.monotonic()))
+        t_call = time.monotonic()
         ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)
-        early_reset = {"accepted": ok, "message": msg}
+        early_reset = {"accepted": ok, "message": msg, "called_after_fault_s": round(t_call - inj.t_inject, 3),
+                       "answered_after_fault_s": round(time.monotonic() - inj.t_inject, 3)}
     if sc.name == "lowstate_stopped":
         time.sleep(sc.observe_s - 0.8)
         r.ros.call_set_bool(interfaces.SIM_LOWSTATE_ENABLED, True)  # to see the robot lie still
