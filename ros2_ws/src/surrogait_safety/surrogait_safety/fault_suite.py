@@ -153,9 +153,9 @@ class Rehearsal:
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
-    def _spawn(self, name: str, argv: list[str]):
+    def _spawn(self, name: str, argv: list[str], realtime: bool = True):
         log = (self.cfg.workdir / f"{name}.log").open("w")
-        prio = self.cfg.rt_priority
+        prio = self.cfg.rt_priority if realtime else 0
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
                                             cwd=self.cfg.workdir, start_new_session=True,
                                             preexec_fn=(lambda: try_realtime(prio)) if prio > 0 else None)
@@ -468,7 +468,9 @@ def _rogue(r: Rehearsal, target: str, note: str) -> Injection:
     t = time.monotonic()
     argv = [sys.executable, "-m", "surrogait_safety.fault_injection", "rogue", "--domain", str(r.cfg.domain),
             "--interface", r.cfg.interface, "--joint", ROGUE_JOINT, "--target", target]
-    r._spawn("rogue", argv)
+    # Normal scheduling: a real-time process importing its modules for a second would starve the
+    # policy node (same priority, FIFO) and show up as a silent policy before the rogue ever writes.
+    r._spawn("rogue", argv, realtime=False)
     r.wait_for("the rogue's first command", lambda: any(_is_rogue(go2_wire.motor_commands(m))
                                                           for _, m in r.rec.snapshot()[0][-20:]), 15.0)
     time.sleep(0.3)
