@@ -28,6 +28,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import statistics
 import sys
 import tempfile
@@ -281,7 +282,8 @@ def markdown(summary: dict, csv_name: str, png_name: str) -> str:
         f"Command: `{meta['command']}`  ",
         f"Machine: {meta['machine']}  ",
         f"Date: {meta['date']}; budget {meta['budget_samples']:.0f} env samples per run, eval every "
-        f"{meta['eval_every_samples']:.0f}; " + (stop_note if meta["stop_when_walking"] else "full budget") + ".",
+        f"{meta['eval_every_samples']:.0f}; " + (stop_note if meta["stop_when_walking"] else "full budget") + "; "
+        f"whole benchmark {meta.get('bench_wall_s', float('nan')) / 60:.0f} min wall-clock.",
         "",
         "| learner | seed | walks | samples to walk | train seconds to walk | samples trained | final vx RMSE | "
         "final yaw RMSE | final fall rate |",
@@ -460,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     base_cfg = load_base_config(args.config)
     meta = {
-        "command": "python bench/sample_efficiency.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": shlex.join(["python", "bench/sample_efficiency.py", *(argv if argv is not None else sys.argv[1:])]),
         "machine": machine(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "seeds": plan.seeds,

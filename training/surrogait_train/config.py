@@ -79,7 +79,7 @@ class LearnerConfig:
     lam: float = 0.95
     actor_lr: float = 5e-4
     critic_lr: float = 1e-3
-    lr_decay: bool = False  # SHAC: learning rates fall linearly to 10 % over max_iterations
+    lr_decay: bool = False  # SHAC: learning rates fall linearly to 10 % over TrainConfig.max_iterations, then stay
     actor_hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 128, 64])
     critic_hidden: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
     critic_iterations: int = 8

@@ -145,7 +145,8 @@ class Trainer:
                     break
                 t0 = time.perf_counter()
                 if cfg.learner.lr_decay:
-                    self.learner.set_lr_fraction(max(0.1, 1.0 - self.iteration / max(max_iterations, 1)))
+                    # the schedule spans the config's max_iterations, also when a call trains on a time budget
+                    self.learner.set_lr_fraction(max(0.1, 1.0 - self.iteration / max(cfg.max_iterations, 1)))
                 stats = self.learner.iterate()
                 dt = time.perf_counter() - t0
                 self.iteration += 1
