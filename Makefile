@@ -1,6 +1,8 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests).
 # Both set up .venv first if needed (scripts/setup.sh is idempotent).
 PY := .venv/bin/python
+# The nodes are console scripts in .venv/bin; the demo and the tests start them by name.
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
 

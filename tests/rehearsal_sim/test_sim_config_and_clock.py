@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.go2_sim_config import PARAMETERS, ParamError, SimNodeConfig, interface_names
+from surrogait_core.network_interface import available_interfaces
+from surrogait_rehearsal.go2_sim_config import PARAMETERS, ParamError, SimNodeConfig
 from surrogait_rehearsal.realtime import DeadlineClock, SimTimeEvery
 
 
@@ -29,7 +30,7 @@ def test_sample_yaml_sets_only_declared_parameters():
 
 
 def test_a_missing_interface_is_refused_with_the_list_of_real_ones():
-    assert "lo" in interface_names()
+    assert "lo" in available_interfaces()
     with pytest.raises(ParamError, match=r"network_interface 'enp99s0' does not exist.*available: .*lo"):
         SimNodeConfig.from_params({"network_interface": "enp99s0"})
 

@@ -25,6 +25,7 @@ def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
     ("    check_rate_hz: 40.0\n    thresholds:\n      control_period_s: 0.01\n", "below the control rate"),
     ("    robot: spot\n", "expected one of go2, go1"),
     ("    fault_log_path: /proc/no/such/dir/log.jsonl\n", "fault_log_path"),
+    ("    network_interface: eth9\n", "network_interface 'eth9' does not exist"),
 ])
 def test_bad_params_exit_with_a_clear_message(tmp_path, body, message):
     result = run_monitor(tmp_path, body)

@@ -7,9 +7,9 @@ The node declares exactly these parameters and hands their values to
 from __future__ import annotations
 
 import dataclasses
-import socket
 
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig
+from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
 
 # name: (default, description). The default's type is the parameter's type.
@@ -49,10 +49,8 @@ class ParamError(ValueError):
 
 
 def check_interface(name: str) -> None:
-    names = [n for _, n in socket.if_nameindex()]
-    if name not in names:
-        raise ParamError(f"network_interface {name!r} does not exist on this machine; available: "
-                         f"{', '.join(names)} (lo for a rehearsal on one machine, the robot's Ethernet port otherwise)")
+    if (problem := interface_problem(name)) is not None:
+        raise ParamError(problem)
 
 
 @dataclasses.dataclass

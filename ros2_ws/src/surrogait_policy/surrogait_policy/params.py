@@ -7,8 +7,8 @@ on (gains, control period, command ranges, gait) comes from the ONNX file's cont
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
+from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
 
 
@@ -41,10 +41,8 @@ class PolicyNodeParams:
             problems.append("policy_path is empty: set it to an exported policy (.onnx)")
         if not 0 <= self.dds_domain <= 232:
             problems.append(f"dds_domain {self.dds_domain} is outside 0..232")
-        if not Path("/sys/class/net", self.network_interface).exists():
-            available = ", ".join(sorted(p.name for p in Path("/sys/class/net").iterdir()))
-            problems.append(f"network_interface {self.network_interface!r} does not exist here "
-                            f"(available: {available})")
+        if (problem := interface_problem(self.network_interface)) is not None:
+            problems.append(problem)
         for name in ("stand_up_duration_s", "state_timeout_s", "estimator_timeout_s", "cmd_vel_timeout_s",
                      "diagnostics_period_s"):
             if getattr(self, name) <= 0:

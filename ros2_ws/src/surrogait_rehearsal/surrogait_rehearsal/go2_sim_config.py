@@ -7,8 +7,8 @@ values to `SimNodeConfig.from_params`, which the tests also use directly.
 from __future__ import annotations
 
 import dataclasses
-import socket
 
+from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
 
@@ -43,15 +43,9 @@ class ParamError(ValueError):
     """A parameter value the simulator cannot run with; the message says what to change."""
 
 
-def interface_names() -> list[str]:
-    return [name for _, name in socket.if_nameindex()]
-
-
 def check_interface(name: str) -> None:
-    names = interface_names()
-    if name not in names:
-        raise ParamError(f"network_interface {name!r} does not exist on this machine; "
-                         f"available: {', '.join(names)} (use lo for a rehearsal on one machine)")
+    if (problem := interface_problem(name)) is not None:
+        raise ParamError(problem)
 
 
 @dataclasses.dataclass

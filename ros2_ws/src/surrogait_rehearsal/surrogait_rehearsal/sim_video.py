@@ -114,9 +114,13 @@ class VideoRecorder:
 def _render(scene_path: str, path: str, fps: float, width: int, height: int, track_body: str) -> None:
     """The child: read qpos frames from stdin until EOF, render and encode them; report on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # under a real-time parent (sched_fifo_priority): below it, but above the machine's batch work
+    # Under a real-time parent (sched_fifo_priority) drop back to normal, low-priority scheduling:
+    # a renderer that never sleeps must not starve the nodes (the safety monitor's staleness
+    # checks above all); a skipped video frame costs nothing.
+    try:
         if os.sched_getscheduler(0) == os.SCHED_FIFO:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        os.nice(10)
     except (OSError, AttributeError):
         pass
     try:

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
+from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS, load_robot_spec
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight
@@ -175,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             unknown = sorted(set(self._parameter_overrides) - declared)
             if unknown:
                 raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}; known: {sorted(declared)}")
+            if (problem := interface_problem(str(self.iface))) is not None:
+                raise ParamError(problem)
             if not isinstance(self.domain, int) or not 0 <= self.domain <= 232:
                 raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.domain!r}")
             if not isinstance(self.check_rate_hz, float | int) or not 20.0 <= self.check_rate_hz <= 2000.0:
