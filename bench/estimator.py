@@ -260,7 +260,8 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     kp, kd, zeros = np.full(12, spec.nominal_kp), np.full(12, spec.nominal_kd), np.zeros(12)
     runner = None
     if args.driver == "policy":
-        runner = PolicyRunner(OnnxPolicy(args.policy, robot="go2"), spec.default_joint_pos)
+        runner = PolicyRunner(OnnxPolicy(args.policy, robot="go2"), spec.default_joint_pos,
+                              (spec.joint_pos_lower, spec.joint_pos_upper))
         c = runner.contract
         kp, kd = np.asarray(c.kp, dtype=np.float64), np.asarray(c.kd, dtype=np.float64)
         control_every = int(round(c.control_dt_s / dt))

@@ -28,7 +28,8 @@ def roll_pitch(q):
 def test_stand_up_then_walk_at_half_a_metre_per_second():
     spec = load_robot_spec("go2")
     sim = Go2Sim(SimConfig(initial_pose="lying"))
-    ctrl = PolicyController(PolicyRunner(OnnxPolicy(shipped_policy_path(), robot="go2"), spec.default_joint_pos),
+    ctrl = PolicyController(PolicyRunner(OnnxPolicy(shipped_policy_path(), robot="go2"), spec.default_joint_pos,
+                                         (spec.joint_pos_lower, spec.joint_pos_upper)),
                             ControllerConfig(stand_up_duration_s=2.0))
     writer = LowStateWriter()
     log = []  # t, state, height, roll, pitch, vx

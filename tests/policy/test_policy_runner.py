@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from policy_files import lowstate, write_linear_policy, write_test_policy
@@ -41,6 +43,17 @@ def test_step_maps_actions_to_targets_and_remembers_the_last_action(tmp_path):
     assert out.finite and 0.0 < out.inference_s < 0.05
     runner.reset()
     np.testing.assert_array_equal(runner.last_action, np.zeros(12))
+
+
+def test_targets_are_clipped_to_the_joint_range_as_in_training(tmp_path):
+    base = make_locomotion_contract(SPEC)
+    wide = dataclasses.replace(base, action=dataclasses.replace(base.action, scale=(10.0,) * 12))
+    path = write_linear_policy(tmp_path / "far.onnx", wide, bias=np.full(12, 50.0))
+    out = PolicyRunner(OnnxPolicy(path, robot="go2"), SPEC.default_joint_pos,
+                       (SPEC.joint_pos_lower, SPEC.joint_pos_upper)).step(lowstate(), np.zeros(3), 0.0)
+    unclipped = SPEC.default_joint_pos + 10.0 * out.action
+    assert np.any(unclipped > SPEC.joint_pos_upper), "the test action must reach past a limit"
+    np.testing.assert_allclose(out.joint_targets, np.minimum(unclipped, SPEC.joint_pos_upper))
 
 
 def test_estimator_velocity_is_required_when_the_contract_asks_for_it(tmp_path):

@@ -29,8 +29,13 @@ class PolicyOutput:
 
 
 class PolicyRunner:
-    def __init__(self, policy: OnnxPolicy, default_joint_pos: np.ndarray):
+    def __init__(self, policy: OnnxPolicy, default_joint_pos: np.ndarray,
+                 joint_pos_range: tuple[np.ndarray, np.ndarray] | None = None):
+        """`joint_pos_range` (lower, upper; rad, SDK order) clips the targets as training's position
+        actuators do (their control range is the joint range), so the robot sees what training saw
+        and no target asks a motor to drive into its stop."""
         self.policy = policy
+        self.joint_pos_range = joint_pos_range
         self.contract = policy.contract
         self.builder = ObservationBuilder(self.contract)
         self.default_joint_pos = np.asarray(default_joint_pos, dtype=np.float64)
@@ -70,6 +75,8 @@ class PolicyRunner:
         inference_s = time.perf_counter() - start
         action = self.policy.clip_action(np.asarray(raw_action, dtype=np.float64))
         targets = self.policy.joint_targets(action)
+        if self.joint_pos_range is not None:
+            targets = np.clip(targets, *self.joint_pos_range)  # NaN stays NaN: the controller damps on it
         if np.all(np.isfinite(action)):
             self.last_action = action
         return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s)

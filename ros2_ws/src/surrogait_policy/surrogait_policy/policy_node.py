@@ -82,7 +82,8 @@ class PolicyNode(Node):
             command_timeout_s=self.params.cmd_vel_timeout_s,
             reset_requires_safety_ok=self.params.reset_requires_safety_ok,
         )
-        self.controller = PolicyController(PolicyRunner(policy, spec.default_joint_pos), config)
+        runner = PolicyRunner(policy, spec.default_joint_pos, (spec.joint_pos_lower, spec.joint_pos_upper))
+        self.controller = PolicyController(runner, config)
         self.scheduler = DeadlineScheduler(contract.control_dt_s)
         # A benchmark run keeps every cycle; otherwise the last minute is enough for diagnostics.
         self.stats = LoopStats(contract.control_dt_s, window=500_000 if self.params.timing_log_path else 3000)
