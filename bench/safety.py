@@ -175,13 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
+    from surrogait_core.realtime import try_realtime
     from surrogait_safety.fault_suite import (
         BringUpError,
         SuiteRos,
         WireRecorder,
         run_baseline,
         run_scenario,
-        try_realtime,
     )
 
     boosted = try_realtime(args.rt_priority)

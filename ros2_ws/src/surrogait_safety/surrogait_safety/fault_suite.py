@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
+from surrogait_core.realtime import try_realtime
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
@@ -43,22 +44,6 @@ ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad
 NAN_VX_TRIGGER = 0.75  # m/s
 _TH = default_thresholds(load_robot_spec("go2"))
 SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s}
-
-
-def try_realtime(priority: int) -> bool:
-    """Run this process (and the threads it starts later) under SCHED_FIFO at `priority`.
-
-    A robot's control computer runs its control stack with real-time priority; on a shared
-    2-core machine other jobs' load otherwise shows up as 50-300 ms silences of the simulator
-    and the nodes, which the monitor rightly calls faults. False where not permitted (not root).
-    """
-    if priority <= 0:
-        return False
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-        return True
-    except (PermissionError, OSError):
-        return False
 
 
 def process_cpu_seconds(pid: int) -> float | None:

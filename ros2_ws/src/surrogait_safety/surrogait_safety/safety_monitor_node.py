@@ -22,6 +22,7 @@ import numpy as np
 
 from surrogait_core import go2_wire, interfaces
 from surrogait_core.network_interface import interface_problem
+from surrogait_core.realtime import try_realtime
 from surrogait_core.robot_spec import ROBOTS, load_robot_spec
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         def __init__(self):
             super().__init__(NODE_NAME)
             self._declare_and_validate()
+            # The watchdog must not be starved into false "stale" verdicts (or late real ones).
+            if self.realtime_priority and not try_realtime(self.realtime_priority):
+                self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
             from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
             from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
@@ -162,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             self.domain = self.declare_parameter("dds_domain", 1).value
             self.iface = self.declare_parameter("network_interface", "lo").value
             self.check_rate_hz = self.declare_parameter("check_rate_hz", 200.0).value
+            self.realtime_priority = self.declare_parameter("realtime_priority", 0).value
             self.odom_timeout_s = self.declare_parameter("odom_timeout_s", 0.2).value
             self.log_path = expand_log_path(
                 self.declare_parameter("fault_log_path", "runs/safety/fault_log_{stamp}.jsonl").value)
@@ -176,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             unknown = sorted(set(self._parameter_overrides) - declared)
             if unknown:
                 raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}; known: {sorted(declared)}")
+            if not isinstance(self.realtime_priority, int) or not 0 <= self.realtime_priority <= 99:
+                raise ParamError(
+                    f"parameter 'realtime_priority' must be an integer 0..99, got {self.realtime_priority!r}")
             if (problem := interface_problem(str(self.iface))) is not None:
                 raise ParamError(problem)
             if not isinstance(self.domain, int) or not 0 <= self.domain <= 232:
