@@ -40,8 +40,8 @@ def test_shipped_params_file_is_complete_and_valid():
 
     text = (PACKAGE_CONFIG / "safety_monitor.yaml").read_text()
     params = yaml.safe_load(text)["safety_monitor"]["ros__parameters"]
-    assert set(params) == {"robot", "dds_domain", "network_interface", "check_rate_hz", "odom_timeout_s",
-                           "fault_log_path", "thresholds"}
+    assert set(params) == {"robot", "dds_domain", "network_interface", "check_rate_hz", "realtime_priority",
+                           "odom_timeout_s", "fault_log_path", "thresholds"}
     # Every tunable threshold is documented in the file (set or commented out with its default).
     for name in TUNABLE_FIELDS:
         assert f"{name}:" in text, name
