@@ -27,29 +27,29 @@ def export_onnx(actor: Actor, contract: PolicyContract, out_path: Path | str) ->
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(out_path.name + ".export.onnx")
     actor = actor.eval()
-    dummy = torch.zeros(1, contract.obs_size)
-    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but exact and dependency-free
-        warnings.simplefilter("ignore", DeprecationWarning)
-        _export(actor, dummy, tmp)
+    write_torch_onnx(actor, contract.obs_size, tmp)
     write_contract(tmp, contract)
     os.replace(tmp, out_path)
     return out_path
 
 
-def _export(actor: Actor, dummy: torch.Tensor, tmp: Path) -> None:
-    torch.onnx.export(
-        actor,
-        (dummy,),
-        str(tmp),
-        input_names=[INPUT_NAME],
-        output_names=[OUTPUT_NAME],
-        dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
-    )
+def write_torch_onnx(module: torch.nn.Module, obs_size: int, path: Path) -> None:
+    """The one ONNX graph layout every surrogait policy has (SHAC or PPO): `obs -> action`, batched."""
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but exact and dependency-free
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            module,
+            (torch.zeros(1, obs_size),),
+            str(path),
+            input_names=[INPUT_NAME],
+            output_names=[OUTPUT_NAME],
+            dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
 
 
-def parity_error(actor: Actor, onnx_path: Path | str, num_samples: int = 256, seed: int = 0) -> float:
+def parity_error(actor: torch.nn.Module, onnx_path: Path | str, num_samples: int = 256, seed: int = 0) -> float:
     """Max |onnxruntime - torch| over random observations (contract units)."""
     from surrogait_core.onnx_policy import OnnxPolicy
 

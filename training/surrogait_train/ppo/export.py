@@ -8,23 +8,21 @@ So `eval`, `OnnxPolicy` and the policy node read a PPO policy exactly like a SHA
 Gaussian exploration noise is training-only and is not exported.
 
 (The trainer's `export_onnx` is not called directly: it checks the internals of its own
-`Actor` class, which an rsl_rl model does not have.)
+`Actor` class, which an rsl_rl model does not have; the graph writer and the parity check are
+shared.)
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
 from surrogait_core.contract import PolicyContract, write_contract
-
-INPUT_NAME, OUTPUT_NAME = "obs", "action"  # as in surrogait_train.export
+from surrogait_train.export import parity_error, write_torch_onnx
 
 
 class DeterministicActor(nn.Module):
@@ -41,7 +39,6 @@ class DeterministicActor(nn.Module):
 
 def export_actor_onnx(actor: nn.Module, contract: PolicyContract, path: Path | str, check_tol: float = 1e-5) -> Path:
     """Write `path` atomically (ONNX + embedded contract); onnxruntime must agree with torch to `check_tol`."""
-    import onnxruntime as ort
 
     path = Path(path)
     module = DeterministicActor(actor).eval()
@@ -52,24 +49,9 @@ def export_actor_onnx(actor: nn.Module, contract: PolicyContract, path: Path | s
         raise ValueError(f"actor outputs {width} actions, the contract has {contract.action_size} joints")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".export.onnx")
-    with warnings.catch_warnings():  # the TorchScript exporter is deprecated upstream but exact for an MLP
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.onnx.export(
-            module,
-            (dummy,),
-            str(tmp),
-            input_names=[INPUT_NAME],
-            output_names=[OUTPUT_NAME],
-            dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}},
-            opset_version=17,
-            dynamo=False,
-        )
+    write_torch_onnx(module, contract.obs_size, tmp)
     write_contract(tmp, contract)
-    probe = np.random.default_rng(0).normal(size=(64, contract.obs_size)).astype(np.float32)
-    with torch.no_grad():
-        expected = module(torch.from_numpy(probe)).numpy()
-    got = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"]).run(None, {INPUT_NAME: probe})[0]
-    err = float(np.abs(got - expected).max())
+    err = parity_error(module, tmp)
     if err > check_tol:
         tmp.unlink(missing_ok=True)
         raise RuntimeError(f"ONNX export of the PPO actor disagrees with torch by {err:.2e} (> {check_tol:.0e})")
