@@ -33,6 +33,17 @@ def raw_control_steps_per_s(cfg: EnvConfig, seconds: float = 3.0) -> float:
     return rate
 
 
+def rates_vs_raw(trainer_steps_per_s: float, raw_before: float, raw_after: float) -> dict:
+    """The trainer's rate next to the raw rate (mean of the measurements before and after it) and their ratio."""
+    raw = 0.5 * (raw_before + raw_after)
+    return {
+        "trainer_env_steps_per_s": round(trainer_steps_per_s, 1),
+        "raw_mujoco_steps_per_s": round(raw, 1),
+        "raw_before_after": [round(raw_before, 1), round(raw_after, 1)],
+        "trainer_fraction_of_raw": round(trainer_steps_per_s / raw, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--num-envs", type=int, default=64)

@@ -83,11 +83,14 @@ class DiffSimRun:
     def iterations(self) -> int:
         return self.trainer.iteration
 
-    def train_until(self, samples: int) -> None:
+    def train_until(self, samples: int, max_train_s: float = 0.0) -> None:
         if self.env_samples >= samples:
             return
         self.trainer.train(
-            max_iterations=10**9, budget_s=0.0, progress=False, callback=lambda t, _: t.env_steps >= samples
+            max_iterations=10**9,
+            budget_s=0.0,
+            progress=False,
+            callback=lambda t, _: t.env_steps >= samples or bool(max_train_s and t.wall_s >= max_train_s),
         )
 
     def export(self, path: Path) -> Path:
@@ -126,7 +129,8 @@ class PPORun:
     def iterations(self) -> int:
         return self.session.iterations
 
-    def train_until(self, samples: int) -> None:
+    def train_until(self, samples: int, max_train_s: float = 0.0) -> None:
+        # PPO iterations are large (thousands of samples); the seconds cap is checked between eval intervals
         missing = samples - self.env_samples
         if missing > 0:
             self.session.learn(math.ceil(missing / self.session.samples_per_iteration))
@@ -139,13 +143,16 @@ class PPORun:
 
 
 # ------------------------------------------------------------------------------------------ running
-def run_one(run, seed: int, budget: int, eval_every: int, stop_when_walking: bool, writer, tmp: Path) -> None:
+def run_one(
+    run, seed: int, budget: int, eval_every: int, stop_when_walking: bool, writer, tmp: Path, max_train_s: float = 0.0
+) -> None:
+    """Train to `budget` samples (or `max_train_s` seconds of training, if set), evaluating every `eval_every`."""
     from surrogait_train.evaluate import evaluate_policy
 
     target = 0
-    while target < budget:
+    while target < budget and not (max_train_s and run.train_s >= max_train_s):
         target = min(budget, target + eval_every)
-        run.train_until(target)
+        run.train_until(target, max_train_s)
         t0 = time.perf_counter()
         path = run.export(tmp / f"{run.name}_{seed}.onnx")
         result = evaluate_policy(path)
@@ -281,8 +288,17 @@ def markdown(summary: dict, csv_name: str, png_name: str) -> str:
         "",
         f"Command: `{meta['command']}`  ",
         f"Machine: {meta['machine']}  ",
-        f"Date: {meta['date']}; budget {meta['budget_samples']:.0f} env samples per run, eval every "
-        f"{meta['eval_every_samples']:.0f}; " + (stop_note if meta["stop_when_walking"] else "full budget") + "; "
+        f"Date: {meta['date']}; budget {meta['budget_samples']:.0f} env samples per run"
+        + (f" or {meta['max_train_s']:.0f} s of training" if meta.get("max_train_s") else "")
+        + f", eval every {meta['eval_every_samples']:.0f}"
+        + (
+            f" (diff-sim: every {meta['diff_eval_every_samples']:.0f})"
+            if meta.get("diff_eval_every_samples", meta["eval_every_samples"]) != meta["eval_every_samples"]
+            else ""
+        )
+        + "; "
+        + (stop_note if meta["stop_when_walking"] else "full budget")
+        + "; "
         f"whole benchmark {meta.get('bench_wall_s', float('nan')) / 60:.0f} min wall-clock.",
         "",
         "| learner | seed | walks | samples to walk | train seconds to walk | samples trained | final vx RMSE | "
@@ -419,6 +435,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--eval-every", type=float, default=None, help="env samples between evals (default 2.5e5; quick 1.25e5)"
     )
+    parser.add_argument(
+        "--diff-eval-every", type=float, default=None,
+        help="env samples between evals of the diff-sim runs (default: --eval-every); a few-robot diff-sim run "
+        "uses far fewer samples per second, so it needs finer evaluation to locate its first walk",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-train-s", type=float, default=0.0,
+        help="also end a run after this many seconds of training (0 = no limit); the report then says "
+        "'not reached within' that many seconds",
+    )  # fmt: skip
     parser.add_argument("--learners", nargs="+", choices=LEARNERS, default=list(LEARNERS))
     parser.add_argument(
         "--jobs", type=int, default=1, help="worker processes; runs (learner x seed) go side by side (default 1)"
@@ -468,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": plan.seeds,
         "budget_samples": plan.budget,
         "eval_every_samples": plan.eval_every,
+        "diff_eval_every_samples": int(args.diff_eval_every or plan.eval_every),
+        "max_train_s": args.max_train_s,
         "stop_when_walking": not args.full_budget,
         "jobs": args.jobs,
         "diff_overrides": args.diff,
@@ -480,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     job = {
         "seeds": plan.seeds, "budget": plan.budget, "eval_every": plan.eval_every, "stop": not args.full_budget,
+        "diff_eval_every": int(args.diff_eval_every or plan.eval_every), "max_train_s": args.max_train_s,
         "diff": args.diff, "ppo_env": args.ppo_env, "ppo": args.ppo, "base_cfg": base_cfg,
     }  # fmt: skip
     # seed-major order: with fewer workers than runs, the two learners of a seed run side by side
@@ -524,8 +553,10 @@ def run_learner(learner: str, job: dict, csv_path: Path, seeds: list[int]) -> No
                 run = DiffSimRun(seed, job["diff"], job["base_cfg"], Path(tmp) / f"diffsim_{seed}")
             else:
                 run = PPORun(seed, job["ppo_env"], job["ppo"], job["base_cfg"])
+            eval_every = job["diff_eval_every"] if learner == "diffsim" else job["eval_every"]
             try:
-                run_one(run, seed, job["budget"], job["eval_every"], job["stop"], _Flushing(writer, f), Path(tmp))
+                out = _Flushing(writer, f)
+                run_one(run, seed, job["budget"], eval_every, job["stop"], out, Path(tmp), job["max_train_s"])
             finally:
                 run.close()
 

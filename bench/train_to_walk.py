@@ -32,7 +32,7 @@ from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mujoco_throughput import raw_control_steps_per_s  # noqa: E402
+from mujoco_throughput import rates_vs_raw, raw_control_steps_per_s  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -85,8 +85,6 @@ def run_one(name: str, overrides: list[str], budget_s: float, eval_every_s: floa
             first_walk = row
     raw_after = raw_control_steps_per_s(cfg.env, seconds=3.0)
     trainer.env.close()
-    raw = 0.5 * (raw_before + raw_after)
-    trainer_rate = trainer.env_steps / max(trainer.wall_s, 1e-9)
     return {
         "name": name,
         "overrides": overrides,
@@ -98,10 +96,7 @@ def run_one(name: str, overrides: list[str], budget_s: float, eval_every_s: floa
         "eval_wall_s": round(eval_wall, 1),
         "first_walk": first_walk,
         "evaluations": evals,
-        "trainer_env_steps_per_s": round(trainer_rate, 1),
-        "raw_mujoco_steps_per_s": round(raw, 1),
-        "raw_before_after": [round(raw_before, 1), round(raw_after, 1)],
-        "trainer_fraction_of_raw": round(trainer_rate / raw, 3),
+        **rates_vs_raw(trainer.env_steps / max(trainer.wall_s, 1e-9), raw_before, raw_after),
     }
 
 

@@ -82,3 +82,19 @@ def test_loop_stats_summary_in_milliseconds():
     assert summary["inference_p99_ms"] == pytest.approx(0.1)
     assert summary["state_age_p50_ms"] == pytest.approx(2.0)
     assert stats.series("period_s").size == 10 and np.isnan(stats.series("period_s")[0])
+
+
+def test_loop_stats_summary_of_the_newest_cycles_only():
+    """Diagnostics summarise the last minute even when a benchmark keeps every cycle."""
+    from surrogait_core.control_loop import Tick
+
+    stats = LoopStats(period_s=0.02, window=1000)
+    for k in range(1, 101):
+        late = 0.005 if k <= 50 else 0.0  # the first half overran by 5 ms, the newest half is on time
+        stats.record(Tick(k, 0.02 * k, 0.02 * k + late, 0), compute_s=0.001 if k <= 50 else 0.0005)
+    newest = stats.summary(last=40)
+    assert newest["cycles"] == 100, "the cycle count stays the total"
+    assert newest["compute_max_ms"] == pytest.approx(0.5)
+    assert newest["period_dev_max_ms"] == pytest.approx(0.0, abs=1e-9)
+    assert stats.summary()["compute_max_ms"] == pytest.approx(1.0)
+    np.testing.assert_array_equal(stats.series("compute_s", last=40), stats.series("compute_s")[-40:])

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, from_values
+from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, feedback_every_n_cycles, from_values
 
 
 def test_every_field_is_a_declared_parameter_with_a_description():
@@ -36,3 +36,13 @@ def test_wrong_types_and_unknown_names_are_refused(values, message):
 def test_values_that_cannot_work_are_refused(values, message):
     with pytest.raises(ParamsError, match=message):
         from_values(values).validate()
+
+
+@pytest.mark.parametrize("rate_hz, every_n", [(50.0, 1), (100.0, 1), (10.0, 5), (20.0, 3), (1.0, 50)])
+def test_feedback_goes_out_every_nth_cycle_never_above_the_rate_asked(rate_hz, every_n):
+    assert feedback_every_n_cycles(rate_hz, control_dt_s=0.02) == every_n
+
+
+def test_feedback_rate_must_be_positive():
+    with pytest.raises(ParamsError, match="feedback_rate_hz must be positive"):
+        from_values({"policy_path": "p.onnx", "feedback_rate_hz": 0.0}).validate()

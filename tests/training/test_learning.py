@@ -32,3 +32,21 @@ def test_few_iterations_reduce_the_loss(tiny_config, tmp_path):
     trainer.env.close()
     assert all(b < a for a, b in zip(losses, losses[1:], strict=False)), losses
     assert losses[-1] < losses[0] - 0.02 * abs(losses[0]), losses
+
+
+def test_an_actor_gradient_far_above_the_running_mean_is_skipped(tiny_config, tmp_path):
+    """A spike (norm > grad_spike_factor x running mean) leaves the actor unchanged; normal steps move it."""
+    trainer = Trainer(tiny_config, tmp_path / "run")
+    learner = trainer.learner
+    before = [p.detach().clone() for p in learner.actor.parameters()]
+    learner.grad_norm_mean = 1e-9  # any real gradient is a spike against this mean
+    stats = learner.iterate()
+    assert stats.update_skipped and stats.grad_norm > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, learner.actor.parameters(), strict=True))
+
+    learner.cfg.grad_spike_factor = 0.0  # rejection off: the same situation updates the actor
+    learner.grad_norm_mean = 1e-9
+    stats = learner.iterate()
+    trainer.env.close()
+    assert not stats.update_skipped
+    assert any(not torch.equal(a, b) for a, b in zip(before, learner.actor.parameters(), strict=True))

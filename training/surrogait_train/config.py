@@ -86,6 +86,9 @@ class LearnerConfig:
     critic_minibatches: int = 4
     target_critic_alpha: float = 0.2  # SHAC: target <- alpha*target + (1-alpha)*critic
     grad_norm: float = 1.0
+    # An actor update whose gradient norm exceeds this multiple of the running mean is skipped (0 = never):
+    # gradients through contact occasionally explode, and Adam would turn a spike's direction into a full step.
+    grad_spike_factor: float = 5.0
     action_noise_std: float = 0.05  # exploration noise on actions (detached)
     obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (PAPER.md)
     imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action

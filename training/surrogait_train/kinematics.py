@@ -19,15 +19,11 @@ import torch
 from surrogait_core.robot_spec import LEG_JOINTS, SDK_LEG_ORDER
 
 
-def _axis_angle_matrix(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
-    """Rotation matrices (..., L, 3, 3) about unit axes (L, 3) by angles (..., L) (Rodrigues)."""
-    K = torch.zeros(*axis.shape[:-1], 3, 3, dtype=axis.dtype, device=axis.device)
-    x, y, z = axis.unbind(-1)
-    K[..., 0, 1], K[..., 0, 2], K[..., 1, 0] = -z, y, z
-    K[..., 1, 2], K[..., 2, 0], K[..., 2, 1] = -x, -y, x
-    s = torch.sin(angle)[..., None, None]
-    c = torch.cos(angle)[..., None, None]
-    return torch.eye(3, dtype=axis.dtype) + s * K + (1 - c) * (K @ K)
+def _cross_matrix(axis: np.ndarray) -> np.ndarray:
+    """[a]x for unit axes (..., 3) -> (..., 3, 3)."""
+    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
+    o = np.zeros_like(x)
+    return np.stack([np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2)
 
 
 class LegKinematics(torch.nn.Module):
@@ -50,30 +46,38 @@ class LegKinematics(torch.nn.Module):
             leg_offsets.append(model.site(f"{leg}_foot").pos.copy())
             offsets.append(leg_offsets)
             axes.append(leg_axes)
-        self.register_buffer("offsets", torch.tensor(np.array(offsets), dtype=dtype))  # (4, 4, 3)
-        self.register_buffer("axes", torch.tensor(np.array(axes), dtype=dtype))  # (4, 3, 3)
+        offsets, axes = np.array(offsets), np.array(axes)  # (4 legs, 4 links, 3), (4 legs, 3 joints, 3)
+        self.register_buffer("offsets", torch.tensor(offsets, dtype=dtype))
+        self.register_buffer("axes", torch.tensor(axes, dtype=dtype))
+        # Rodrigues, R = I + sin(q) K + (1 - cos(q)) K^2 with K = [axis]x: the axes are constants, so
+        # K and K^2 are precomputed and a rotation costs a few batched ops (the trainer calls this
+        # twice per step and backpropagates through it; small-op count dominates its cost on CPU).
+        cross = _cross_matrix(axes)
+        self.register_buffer("rot_k", torch.tensor(cross, dtype=dtype))  # (4, 3, 3, 3)
+        self.register_buffer("rot_k2", torch.tensor(cross @ cross, dtype=dtype))
+        self.register_buffer("eye", torch.eye(3, dtype=dtype))
+        # vectors carried by each joint's rotation: the next link's offset and the next joint's axis
+        carried = [np.stack([offsets[:, k + 1], axes[:, k + 1]], -1) for k in range(2)] + [offsets[:, 3, :, None]]
+        for k, v in enumerate(carried):
+            self.register_buffer(f"carried_{k}", torch.tensor(v, dtype=dtype))  # (4, 3, 2) or (4, 3, 1)
 
     def forward(self, joint_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(..., 12) SDK order -> foot positions (..., 4, 3) and foot Jacobians d p / d q_leg (..., 4, 3, 3)."""
-        q = joint_pos.reshape(*joint_pos.shape[:-1], 4, 3)
-        R = None
-        origin = None
-        axes_b, origins_b = [], []
-        for k in range(3):  # hip, thigh, calf: all four legs at once
-            offset, axis = self.offsets[:, k], self.axes[:, k]  # (4, 3)
-            if R is None:
-                origin = offset.expand(*q.shape[:-2], 4, 3)
-                axis_b = axis.expand_as(origin)
-            else:
-                origin = origin + (R @ offset.unsqueeze(-1)).squeeze(-1)
-                axis_b = (R @ axis.unsqueeze(-1)).squeeze(-1)
-            Rk = _axis_angle_matrix(axis, q[..., k])
-            R = Rk if R is None else R @ Rk
-            axes_b.append(axis_b)
-            origins_b.append(origin)
-        foot = origin + (R @ self.offsets[:, 3].unsqueeze(-1)).squeeze(-1)
-        columns = [torch.cross(axes_b[k], foot - origins_b[k], dim=-1) for k in range(3)]
-        return foot, torch.stack(columns, dim=-1)
+        q = joint_pos.reshape(*joint_pos.shape[:-1], 4, 3, 1, 1)
+        rot = self.eye + torch.sin(q) * self.rot_k + (1 - torch.cos(q)) * self.rot_k2  # (..., 4, 3, 3, 3)
+        r_hip = rot[..., 0, :, :]
+        r_thigh = r_hip @ rot[..., 1, :, :]  # base <- thigh
+        r_calf = r_thigh @ rot[..., 2, :, :]  # base <- calf
+        hip_carried = r_hip @ self.carried_0  # thigh offset and thigh axis, base frame
+        thigh_carried = r_thigh @ self.carried_1  # calf offset and calf axis
+        o_hip = self.offsets[:, 0].expand_as(hip_carried[..., 0])
+        o_thigh = o_hip + hip_carried[..., 0]
+        o_calf = o_thigh + thigh_carried[..., 0]
+        foot = o_calf + (r_calf @ self.carried_2).squeeze(-1)
+        axes_b = torch.stack([self.axes[:, 0].expand_as(o_hip), hip_carried[..., 1], thigh_carried[..., 1]], -2)
+        origins_b = torch.stack([o_hip, o_thigh, o_calf], -2)  # (..., 4, joint, 3)
+        columns = torch.cross(axes_b, foot.unsqueeze(-2) - origins_b, dim=-1)  # (..., 4, joint, 3)
+        return foot, columns.transpose(-1, -2)
 
     def foot_velocities(self, jacobians: torch.Tensor, joint_vel: torch.Tensor) -> torch.Tensor:
         """Foot velocity relative to the base, base frame (..., 4, 3), from Jacobians and joint_vel (..., 12)."""

@@ -103,6 +103,5 @@ def compute_rewards(
         "joint_ref": cfg.joint_ref * joint_ref_err,
         "alive": cfg.alive * torch.ones_like(lin_err),
     }
-    terms = {k: dt * val for k, val in terms.items()}
-    total = sum(terms.values())
-    return total, terms
+    weighted = torch.stack(list(terms.values())) * dt  # (terms, N): one op per step, not one per term
+    return weighted.sum(0), dict(zip(terms, weighted.unbind(0), strict=True))

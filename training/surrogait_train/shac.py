@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 
 import torch
 
@@ -28,6 +29,7 @@ class IterationStats:
     actor_loss: float
     critic_loss: float
     grad_norm: float
+    update_skipped: bool  # the actor step was skipped: a gradient spike (or a non-finite gradient)
     reward: float  # mean reward per step
     lin_vel_error: float
     yaw_rate_error: float
@@ -42,9 +44,10 @@ class SHAC:
         self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std)
         self.critic = Critic(env.obs_size, cfg.critic_hidden)
         self.target_critic = copy.deepcopy(self.critic)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, betas=(0.7, 0.95))
-        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95))
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, betas=(0.7, 0.95), foreach=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95), foreach=True)
         self.obs: torch.Tensor | None = None
+        self.grad_norm_mean: float | None = None  # running mean of actor gradient norms (see _is_gradient_spike)
 
     def set_lr_fraction(self, fraction: float) -> None:
         for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
@@ -58,6 +61,7 @@ class SHAC:
             "target_critic": self.target_critic.state_dict(),
             "actor_opt": self.actor_opt.state_dict(),
             "critic_opt": self.critic_opt.state_dict(),
+            "grad_norm_mean": self.grad_norm_mean,
         }
 
     def load_state_dict(self, sd: dict) -> None:
@@ -66,6 +70,7 @@ class SHAC:
         self.target_critic.load_state_dict(sd["target_critic"])
         self.actor_opt.load_state_dict(sd["actor_opt"])
         self.critic_opt.load_state_dict(sd["critic_opt"])
+        self.grad_norm_mean = sd.get("grad_norm_mean")
 
     def iterate(self) -> IterationStats:
         cfg, env = self.cfg, self.rollout.env
@@ -121,7 +126,8 @@ class SHAC:
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
-        if torch.isfinite(torch.tensor(grad_norm)):
+        skipped = self._is_gradient_spike(grad_norm)
+        if not skipped:
             self.actor_opt.step()
         self.obs = obs.detach()
 
@@ -130,12 +136,28 @@ class SHAC:
             actor_loss=actor_loss.item(),
             critic_loss=critic_loss,
             grad_norm=grad_norm,
+            update_skipped=skipped,
             reward=float(rew_buf.mean()) / env.control_dt,
             lin_vel_error=lin_err / h,
             yaw_rate_error=yaw_err / h,
             fall_rate=falls / (n * h * env.control_dt),
             terms={k: v / h for k, v in terms_sum.items()},
         )
+
+    def _is_gradient_spike(self, grad_norm: float) -> bool:
+        """True for a non-finite norm or one above `grad_spike_factor` x the running mean norm.
+
+        Spikes enter the mean capped at the threshold, so norms that stay high are accepted after a few skips.
+        """
+        if not math.isfinite(grad_norm):
+            return True
+        mean, factor = self.grad_norm_mean, self.cfg.grad_spike_factor
+        if mean is None:
+            self.grad_norm_mean = grad_norm
+            return False
+        spike = factor > 0 and grad_norm > factor * mean
+        self.grad_norm_mean = 0.95 * mean + 0.05 * (factor * mean if spike else grad_norm)
+        return spike
 
     def imitate_reference(self, iterations: int, epochs: int = 4) -> float:
         """Warm start: regress the actor onto the env's clock-driven reference action (IK of the foot reference).

@@ -165,6 +165,7 @@ class Trainer:
                     "actor_loss": stats.actor_loss,
                     "critic_loss": stats.critic_loss,
                     "grad_norm": stats.grad_norm,
+                    "update_skipped": int(stats.update_skipped),
                     **{f"r_{k}": v for k, v in stats.terms.items()},
                 }
                 if csv_writer is None:

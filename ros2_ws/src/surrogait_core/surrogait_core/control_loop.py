@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -115,12 +116,17 @@ class LoopStats:
         for field, value in values.items():
             self._series[field].append(value)
 
-    def series(self, field: str) -> np.ndarray:
-        return np.asarray(self._series[field], dtype=np.float64)
+    def series(self, field: str, last: int | None = None) -> np.ndarray:
+        """The kept values of one field, oldest first; only the newest `last` of them if given."""
+        values = self._series[field]
+        if last is not None and last < len(values):
+            # From the right end: O(last), however long the kept window (a benchmark keeps every cycle).
+            return np.fromiter(itertools.islice(reversed(values), last), dtype=np.float64, count=last)[::-1]
+        return np.asarray(values, dtype=np.float64)
 
-    def summary(self) -> dict[str, float]:
-        """Percentiles in milliseconds; `period_dev` is |period − nominal|."""
-        return timing_summary({f: self.series(f) for f in self.FIELDS}, self.period_s, cycles=self.cycles)
+    def summary(self, last: int | None = None) -> dict[str, float]:
+        """Percentiles (ms) over the kept cycles, or the newest `last` of them; `period_dev` is |period − nominal|."""
+        return timing_summary({f: self.series(f, last) for f in self.FIELDS}, self.period_s, cycles=self.cycles)
 
 
 def timing_summary(series: dict[str, np.ndarray], period_s: float, cycles: int | None = None) -> dict[str, float]:

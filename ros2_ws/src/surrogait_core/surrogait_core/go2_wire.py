@@ -12,6 +12,8 @@ import struct
 
 import numpy as np
 
+from surrogait_core.go2_crc import lowcmd_crc
+
 NUM_MOTORS = 12
 LOWCMD_TOPIC = "rt/lowcmd"
 LOWSTATE_TOPIC = "rt/lowstate"
@@ -30,6 +32,7 @@ KEY_BITS = {
 
 
 def _crc():
+    """unitree_sdk2py's own CRC (reference for tests; `go2_crc.lowcmd_crc` computes the same value faster)."""
     from unitree_sdk2py.utils.crc import CRC
 
     return CRC()
@@ -55,7 +58,7 @@ def fill_motor_commands(cmd, q: np.ndarray, dq: np.ndarray, kp: np.ndarray, kd: 
         m = cmd.motor_cmd[i]
         m.mode = MODE_SERVO
         m.q, m.dq, m.kp, m.kd, m.tau = float(q[i]), float(dq[i]), float(kp[i]), float(kd[i]), float(tau[i])
-    cmd.crc = _crc().Crc(cmd)
+    cmd.crc = lowcmd_crc(cmd)
     return cmd
 
 
@@ -66,7 +69,7 @@ def fill_damping(cmd, kd: float):
 
 
 def crc_ok(cmd) -> bool:
-    return cmd.crc == _crc().Crc(cmd)
+    return cmd.crc == lowcmd_crc(cmd)
 
 
 @dataclasses.dataclass

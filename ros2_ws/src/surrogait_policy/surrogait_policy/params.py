@@ -7,6 +7,7 @@ on (gains, control period, command ranges, gait) comes from the ONNX file's cont
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
@@ -30,6 +31,7 @@ class PolicyNodeParams:
     cmd_vel_timeout_s: float = 0.5  # no cmd_vel / stick this long → zero velocity command
     reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only while the safety monitor reports OK
     diagnostics_period_s: float = 1.0
+    feedback_rate_hz: float = 10.0  # JointState / Imu publishing rate (for people and tools; the loop runs at 50 Hz)
     realtime_priority: int = 0  # SCHED_FIFO priority of the control thread, the rest one below (0 = normal)
     timing_log_path: str = ""  # if set, per-cycle timings are saved there (.npz) on exit (benchmarks)
 
@@ -44,7 +46,7 @@ class PolicyNodeParams:
         if (problem := interface_problem(self.network_interface)) is not None:
             problems.append(problem)
         for name in ("stand_up_duration_s", "state_timeout_s", "estimator_timeout_s", "cmd_vel_timeout_s",
-                     "diagnostics_period_s"):
+                     "diagnostics_period_s", "feedback_rate_hz"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
         if not 0 <= self.realtime_priority <= 99:
@@ -54,6 +56,11 @@ class PolicyNodeParams:
         if problems:
             raise ParamsError("; ".join(problems))
         return self
+
+
+def feedback_every_n_cycles(feedback_rate_hz: float, control_dt_s: float) -> int:
+    """Publish JointState / Imu every n-th control cycle: the highest rate not above `feedback_rate_hz`."""
+    return max(1, math.ceil(1.0 / (feedback_rate_hz * control_dt_s) - 1e-9))  # 1e-9: 1/(10 Hz·0.02 s) is 5, not 6
 
 
 DESCRIPTIONS = {
@@ -69,6 +76,8 @@ DESCRIPTIONS = {
     "cmd_vel_timeout_s": "no cmd_vel or gamepad stick for this long: zero velocity command, s",
     "reset_requires_safety_ok": "policy/reset (DAMP -> PASSIVE) only while the safety monitor reports OK",
     "diagnostics_period_s": "diagnostics publishing period, s",
+    "feedback_rate_hz": "JointState and Imu publishing rate, Hz: every n-th control cycle, the highest rate not above "
+                        "this (at most the control rate); the policy state is published on every change",
     "realtime_priority": "SCHED_FIFO priority of the control thread, 1..99, the process's other threads one "
                          "below (needs root or CAP_SYS_NICE; falls back to normal scheduling); 0 = normal",
     "timing_log_path": "if set, per-cycle loop timings are written there (.npz) on exit, for benchmarks",
