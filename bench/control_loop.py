@@ -33,6 +33,9 @@ from surrogait_rehearsal.demo import launch_rehearsal, shipped_policy_path
 from surrogait_rehearsal.demo_processes import ProcessGroup
 from surrogait_rehearsal.demo_session import Segment, Session
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_info import cpu_model  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = {"period_dev_p99_ms": 1.0, "inference_p99_ms": 0.3, "cpu_percent_of_core": 10.0}
 
@@ -44,9 +47,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 def machine() -> dict:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
-    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()}
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,28 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_info import describe_machine  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_POLICY = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
 STANDIN = ROOT / "tests" / "safety" / "standin_policy.py"
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{cpu}, {os.cpu_count()} cores, load avg {load:.1f} at start, {platform.system()} {platform.release()}"
 
 
 def causes(r: dict) -> str:
@@ -223,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r), flush=True)
     finally:
         ros.close()
-    meta = {"machine": machine(), "policy": "development stand-in (standing only)" if args.standin
+    meta = {"machine": describe_machine(), "policy": "development stand-in (standing only)" if args.standin
             else str(args.policy.relative_to(ROOT) if args.policy.is_relative_to(ROOT) else args.policy),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "priority": f"SCHED_FIFO {args.rt_priority}" if boosted else "normal scheduling",

@@ -26,8 +26,6 @@ import csv
 import dataclasses
 import json
 import math
-import os
-import platform
 import shlex
 import statistics
 import sys
@@ -36,6 +34,9 @@ import time
 from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_info import describe_machine  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LEARNERS = ("diffsim", "ppo")
@@ -396,18 +397,6 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} CPU cores ({cpu}), {platform.system()}, torch {torch.__version__} (1 thread per learner)"
-
-
 def report(csv_path: Path, meta: dict) -> dict:
     rows = read_rows(csv_path)
     summary = summarize(rows, meta)
@@ -489,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     base_cfg = load_base_config(args.config)
     meta = {
         "command": shlex.join(["python", "bench/sample_efficiency.py", *(argv if argv is not None else sys.argv[1:])]),
-        "machine": machine(),
+        "machine": describe_machine(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "seeds": plan.seeds,
         "budget_samples": plan.budget,

@@ -27,7 +27,11 @@ from surrogait_train.export import export_onnx
 from surrogait_train.surrogate import VARIANTS
 from surrogait_train.trainer import Trainer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_info import describe_machine  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
+MEAN_KEYS = ("eval_fall_rate", "eval_vx_rmse", "eval_yaw_rate_rmse", "train_lin_vel_error_last20", "train_wall_s")
 
 
 def run(variant: str, seed: int, iterations: int, overrides: list[str], work: Path) -> dict:
@@ -67,6 +71,7 @@ def main() -> None:
     torch.set_num_threads(1)
     rows = []
     start = time.time()
+    machine = describe_machine()  # the load at the start, before the runs add their own
     for seed in args.seeds:
         for variant in args.variants:
             row = run(variant, seed, args.iterations, args.overrides, Path(args.work_dir))
@@ -74,6 +79,7 @@ def main() -> None:
             rows.append(row)
     report = {
         "command": " ".join(["python", *sys.argv]),
+        "machine": machine,
         "cpus": os.cpu_count(),
         "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "total_wall_s": round(time.time() - start, 1),
@@ -81,6 +87,20 @@ def main() -> None:
     }
     (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
     (ROOT / "bench" / "results" / "surrogate_ablation.json").write_text(json.dumps(report, indent=2))
+    (ROOT / "training" / "ABLATION.md").write_text(markdown(report))
+    print(markdown(report))
+
+
+def _finite_mean(values: list[float]) -> str:
+    finite = [v for v in values if np.isfinite(v)]
+    if not finite:
+        return "– (all fell)"
+    text = f"{np.mean(finite):.3f}"
+    return text if len(finite) == len(values) else f"{text} ({len(finite)})"
+
+
+def markdown(report: dict) -> str:
+    rows = report["rows"]
     lines = [
         "# Surrogate ablation",
         "",
@@ -88,8 +108,8 @@ def main() -> None:
         "budget for every variant; see `surrogait_train/surrogate.py` for the equations of each variant.",
         "The resolved config of every run is in `bench/results/surrogate_ablation.json`.",
         "",
-        f"Command: `{report['command']}`  (2-core machine shared with other jobs; load average at the end "
-        f"{report['loadavg_end']})",
+        f"Command: `{report['command']}`  ",
+        f"Machine: {report['machine']}; load average at the end {report['loadavg_end']}.",
         "",
         "| variant | seed | iterations | env samples | train s | reward/s (last 20) | vel. error m/s (last 20) |"
         " falls /robot/s (last 20) | median grad norm | eval falls | eval vx RMSE | eval yaw RMSE |",
@@ -101,8 +121,22 @@ def main() -> None:
             f"{r['train_reward_last20']} | {r['train_lin_vel_error_last20']} | {r['train_fall_rate_last20']} | "
             f"{r['grad_norm_median']} | {r['eval_fall_rate']:.2f} | {r['eval_vx_rmse']} | {r['eval_yaw_rate_rmse']} |"
         )
-    (ROOT / "training" / "ABLATION.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    lines += [
+        "",
+        "Mean over seeds (an RMSE is undefined for a policy whose every episode fell; such seeds are left out of",
+        "the mean and the count of seeds it covers is given in brackets):",
+        "",
+        "| variant | seeds | eval falls | eval vx RMSE | eval yaw RMSE | vel. error m/s (last 20) | train s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        mine = [r for r in rows if r["variant"] == variant]
+        mean = {k: _finite_mean([r[k] for r in mine]) for k in MEAN_KEYS}
+        lines.append(
+            f"| {variant} | {len(mine)} | {mean['eval_fall_rate']} | {mean['eval_vx_rmse']} | "
+            f"{mean['eval_yaw_rate_rmse']} | {mean['train_lin_vel_error_last20']} | {mean['train_wall_s']} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

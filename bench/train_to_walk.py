@@ -1,6 +1,7 @@
 """Train a Go2 from scratch and record when it first WALKS (issue 3's definition), on this machine.
 
     python bench/train_to_walk.py [--budget-s 600] [--eval-every-s 60] [--single-env-budget-s 600] [overrides...]
+    python bench/train_to_walk.py --budget-s 0 --single-env-overrides max_iterations=3000 --out ...  # single env only
 
 For each run (the batched config, then a single-environment run with env.num_envs=1):
 - trains with `Trainer` (shipped configs/go2_trot.yaml + overrides); every `--eval-every-s` seconds of
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -32,6 +32,7 @@ from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
+from machine_info import describe_machine  # noqa: E402
 from mujoco_throughput import rates_vs_raw, raw_control_steps_per_s  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -104,8 +105,8 @@ def markdown(report: dict) -> str:
     lines = [
         "# train_to_walk",
         "",
-        f"Machine: {report['machine']}. Load average at start: {report['loadavg_start']}; the CPU is shared with other",
-        "jobs, so rates are measured within each run (raw MuJoCo stepping right before and after training).",
+        f"Machine: {report['machine']}. Rates are measured within each run (raw MuJoCo stepping right before",
+        "and right after training, same robots and threads), so both see the same machine load.",
         "",
         "| run | envs | trained s | env samples | first walk (s / samples) | trainer steps/s | raw MuJoCo steps/s"
         " | fraction |"
@@ -133,9 +134,13 @@ def markdown(report: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget-s", type=float, default=600.0)
+    parser.add_argument("--budget-s", type=float, default=600.0, help="of the batched run; 0 skips it")
     parser.add_argument("--eval-every-s", type=float, default=60.0)
     parser.add_argument("--single-env-budget-s", type=float, default=600.0, help="0 skips the single-env run")
+    parser.add_argument(
+        "--single-env-overrides", nargs="*", default=[], metavar="KEY=VALUE",
+        help="extra overrides for the single-env run only, e.g. max_iterations=3000 (the learning-rate decay's span)",
+    )  # fmt: skip
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--work-dir", default="/tmp/surrogait_train_to_walk")
     parser.add_argument("--out", default=str(RESULTS / "train_to_walk"))
@@ -144,13 +149,15 @@ def main() -> None:
     torch.set_num_threads(1)
     work = Path(args.work_dir)
     report = {
-        "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}",
+        "machine": describe_machine(),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "command": " ".join(["python", *sys.argv]),
-        "runs": [run_one("batched", args.overrides, args.budget_s, args.eval_every_s, args.episodes, work)],
+        "runs": [],
     }
+    if args.budget_s > 0:
+        report["runs"].append(run_one("batched", args.overrides, args.budget_s, args.eval_every_s, args.episodes, work))
     if args.single_env_budget_s > 0:
-        single = [*args.overrides, "env.num_envs=1", "env.num_threads=1"]
+        single = [*args.overrides, "env.num_envs=1", "env.num_threads=1", *args.single_env_overrides]
         report["runs"].append(
             run_one("single_env", single, args.single_env_budget_s, args.eval_every_s, args.episodes, work)
         )

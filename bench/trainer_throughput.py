@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ from surrogait_train.config import load_config
 from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
+from machine_info import describe_machine  # noqa: E402
 from mujoco_throughput import rates_vs_raw, raw_control_steps_per_s  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -75,7 +75,7 @@ def main() -> None:
     torch.set_num_threads(1)
     work = Path(tempfile.mkdtemp(prefix="trainer_throughput_"))
     report = {
-        "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.platform()}",
+        "machine": describe_machine(),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "torch": torch.__version__,
         "mujoco_threads": load_config(None, args.overrides).env.num_threads,

@@ -125,11 +125,19 @@ class Trainer:
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
         writer = SummaryWriter(str(self.run_dir / "tb"))
         csv_path = self.run_dir / "metrics.csv"
-        new_csv = not csv_path.exists()
-        csv_file = open(csv_path, "a", newline="")
+        # a resumed run appends; a fresh one (also in a reused run folder) starts the file anew
+        new_csv = self.iteration == 0 or not csv_path.exists()
+        csv_file = open(csv_path, "w" if new_csv else "a", newline="")
         csv_writer = None
         steps_per_iter = cfg.env.num_envs * cfg.learner.horizon
-        bar = tqdm(total=max_iterations, initial=self.iteration, disable=not progress, unit="it", dynamic_ncols=True)
+        # with a wall-clock budget the bar counts seconds (the limit that binds); otherwise iterations
+        if budget_s:
+            bar = tqdm(total=round(budget_s), disable=not progress, unit="s", dynamic_ncols=True,
+                       bar_format="{l_bar}{bar}| {n:.0f}/{total} s [{elapsed}<{remaining}{postfix}]")  # fmt: skip
+        else:
+            bar = tqdm(
+                total=max_iterations, initial=self.iteration, disable=not progress, unit="it", dynamic_ncols=True
+            )
         start = time.perf_counter()
         if self.iteration == 0 and cfg.learner.imitation_iterations > 0 and not self.imitation_done:
             t0 = time.perf_counter()
@@ -177,10 +185,10 @@ class Trainer:
                 for k, v in row.items():
                     if k != "iteration":
                         writer.add_scalar(f"train/{k}", v, self.iteration)
-                bar.update(1)
+                bar.update(min(dt, bar.total - bar.n) if budget_s else 1)
                 bar.set_postfix(
-                    reward=f"{stats.reward:.3f}", vel_err=f"{stats.lin_vel_error:.3f}", steps_s=f"{sps:.0f}",
-                    falls=f"{stats.fall_rate:.3f}",
+                    it=self.iteration, reward=f"{stats.reward:.3f}", vel_err=f"{stats.lin_vel_error:.3f}",
+                    steps_s=f"{sps:.0f}", falls=f"{stats.fall_rate:.3f}",
                 )  # fmt: skip
                 if self.iteration % cfg.checkpoint_every == 0:
                     self.save_checkpoint()

@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     run_dir = (args.run_dir or REPO_ROOT / "runs" / f"demo-{stamp}").resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
+    # The safety monitor appends to its log; in a reused run folder the report must show this session only.
+    (run_dir / "safety_fault_log.jsonl").unlink(missing_ok=True)
     # SIGTERM is handled like Ctrl-C, so the `finally` below stops the children either way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     os.environ.update(ROS_DOMAIN_ID=str(args.domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")

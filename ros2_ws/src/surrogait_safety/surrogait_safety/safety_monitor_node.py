@@ -375,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # SIGINT/SIGTERM can shut the context down while the executor builds its next wait set, which
+        # then fails with an RCLError: that is a normal stop. With the context still valid it is a bug.
+        if node.context.ok():
+            raise
     finally:
         node.shutdown()
         node.destroy_node()
