@@ -210,7 +210,7 @@ class PolicyNode(Node):
                 self._published_state = state
             if tick.index % self.feedback_every_n_cycles == 0:
                 self._publish_robot_state()
-            if tick.wake_s >= self._next_summary_s:
+            if tick.wake_s >= self._next_summary_s and self.stats.cycles >= 2:  # a period needs two wake-ups
                 # Computed here rather than on the executor, where these percentiles (≈ 1 ms) held the GIL
                 # when the next cycle woke: a 0.6-0.8 ms late wake-up every second.
                 self._loop_summary = self.stats.summary(last=DIAGNOSTICS_WINDOW_CYCLES)
