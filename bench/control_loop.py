@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ from surrogait_rehearsal.demo_processes import ProcessGroup
 from surrogait_rehearsal.demo_session import Segment, Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine_info import cpu_model  # noqa: E402
+from machine_info import machine_facts  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = {"period_dev_p99_ms": 1.0, "inference_p99_ms": 0.3, "cpu_percent_of_core": 10.0}
@@ -44,15 +43,6 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (all its threads), from /proc (psutil is not a dependency)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def machine() -> dict:
-    return {
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
               "config": {"full_stack": args.full, "realtime_priority": args.realtime_priority,
                          "state_timeout_s": args.state_timeout_s,
                          "policy": str(policy), "walk_s": args.walk_s},
-              "machine": machine(), "load_average_before": load_before, "load_average_after": load_after,
+              "machine": machine_facts(), "load_average_before": load_before, "load_average_after": load_after,
               "command": "python bench/control_loop.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(result, indent=2))

@@ -17,10 +17,21 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def machine_facts() -> dict:
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "system": platform.system(),
+    }
+
+
 def describe_machine() -> str:
     """CPU model, core count, OS, Python and the load average when the benchmark started."""
+    m = machine_facts()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (
-        f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}; load average {load:.1f} at start"
+        f"{m['cpu']}, {m['cores']} cores, {m['system']} {m['kernel']}, "
+        f"Python {m['python']}; load average {load:.1f} at start"
     )

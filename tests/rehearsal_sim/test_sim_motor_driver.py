@@ -90,12 +90,12 @@ def test_bad_crc_head_level_and_nan_are_refused():
 
     cmd = go2_wire.new_lowcmd()
     cmd.head = [0xFE, 0x00]
-    cmd.crc = go2_wire._crc().Crc(cmd)  # a correct CRC over a wrong head
+    cmd.crc = go2_wire.lowcmd_crc(cmd)  # a correct CRC over a wrong head
     assert drop_reason(cmd) == "head"
 
     cmd = go2_wire.new_lowcmd()
     cmd.level_flag = 0xEE  # high-level flag
-    cmd.crc = go2_wire._crc().Crc(cmd)
+    cmd.crc = go2_wire.lowcmd_crc(cmd)
     assert drop_reason(cmd) == "level_flag"
 
     q = SPEC.default_joint_pos.copy()

@@ -67,8 +67,8 @@ def compute_rewards(
     default_joint_pos: torch.Tensor,
     cfg: RewardConfig,
     dt: float,
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Total reward (N,) and each weighted term (N,) for logging."""
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
     g = state.projected_gravity_b
     v, w = state.base_lin_vel_b, state.base_ang_vel_b
     feet_b, jac = kinematics(state.joint_pos)
@@ -104,4 +104,4 @@ def compute_rewards(
         "alive": cfg.alive * torch.ones_like(lin_err),
     }
     weighted = torch.stack(list(terms.values())) * dt  # (terms, N): one op per step, not one per term
-    return weighted.sum(0), dict(zip(terms, weighted.unbind(0), strict=True))
+    return weighted.sum(0), dict(zip(terms, weighted.detach().mean(1).tolist(), strict=True))

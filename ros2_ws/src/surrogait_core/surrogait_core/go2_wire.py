@@ -31,13 +31,6 @@ KEY_BITS = {
 }
 
 
-def _crc():
-    """unitree_sdk2py's own CRC (reference for tests; `go2_crc.lowcmd_crc` computes the same value faster)."""
-    from unitree_sdk2py.utils.crc import CRC
-
-    return CRC()
-
-
 def new_lowcmd():
     from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowCmd_
 
