@@ -498,7 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     job = {
         "seeds": plan.seeds, "budget": plan.budget, "eval_every": plan.eval_every, "stop": not args.full_budget,
         "diff_eval_every": int(args.diff_eval_every or plan.eval_every), "max_train_s": args.max_train_s,
-        "diff": args.diff, "ppo_env": args.ppo_env, "ppo": args.ppo, "base_cfg": base_cfg,
+        "ppo_env": args.ppo_env, "ppo": args.ppo, "base_cfg": base_cfg,
+        # side-by-side runs share the two cores: the diff-sim updates stay on one thread like everything else
+        "diff": [*(["learner.update_threads=1"] if args.jobs > 1 else []), *args.diff],
     }  # fmt: skip
     # seed-major order: with fewer workers than runs, the two learners of a seed run side by side
     tasks = [(learner, seed) for seed in plan.seeds for learner in args.learners]

@@ -8,6 +8,7 @@ surrogate-aligned rollout must then reduce it step after step.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from surrogait_train.trainer import Trainer
@@ -50,3 +51,37 @@ def test_an_actor_gradient_far_above_the_running_mean_is_skipped(tiny_config, tm
     trainer.env.close()
     assert not stats.update_skipped
     assert any(not torch.equal(a, b) for a, b in zip(before, learner.actor.parameters(), strict=True))
+
+
+def test_a_spike_shortens_the_gradients_reach_until_updates_are_accepted_again(tiny_config, tmp_path):
+    """After a skipped update the per-step gradient decay shrinks; accepted updates grow it back to the config's."""
+    trainer = Trainer(tiny_config, tmp_path / "run")
+    learner, configured = trainer.learner, tiny_config.surrogate.gradient_decay
+    learner.grad_norm_mean = 1e-9
+    stats = learner.iterate()
+    assert stats.update_skipped and stats.gradient_decay == configured  # the window ran with the configured g
+    shrunk = trainer.rollout.decay
+    assert shrunk == configured * tiny_config.learner.spike_decay_factor
+    assert learner.state_dict()["gradient_decay"] == shrunk  # resumable
+
+    learner.grad_norm_mean = 1e9  # nothing is a spike now
+    stats = learner.iterate()
+    assert not stats.update_skipped and stats.gradient_decay == shrunk
+    assert shrunk < trainer.rollout.decay <= configured
+    for _ in range(30):
+        learner._adapt_gradient_decay(spiked=False)
+    trainer.env.close()
+    assert trainer.rollout.decay == configured
+
+
+def test_updates_run_on_their_own_thread_count_and_restore_the_rollouts():
+    from surrogait_train.shac import torch_threads
+
+    torch.set_num_threads(1)
+    with pytest.raises(RuntimeError):
+        with torch_threads(2):
+            assert torch.get_num_threads() == 2
+            raise RuntimeError("an update failed")
+    assert torch.get_num_threads() == 1
+    with torch_threads(0):  # 0 leaves the count alone
+        assert torch.get_num_threads() == 1

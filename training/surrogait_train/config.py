@@ -85,10 +85,20 @@ class LearnerConfig:
     critic_iterations: int = 8
     critic_minibatches: int = 4
     target_critic_alpha: float = 0.2  # SHAC: target <- alpha*target + (1-alpha)*critic
+    # Torch threads for the actor backward and the critic updates. The rollout keeps TrainConfig.torch_threads
+    # (1) so that MuJoCo's workers have the cores; the updates have no physics running beside them, and their
+    # matrix products are large enough to split across cores.
+    update_threads: int = 2
     grad_norm: float = 1.0
     # An actor update whose gradient norm exceeds this multiple of the running mean is skipped (0 = never):
     # gradients through contact occasionally explode, and Adam would turn a spike's direction into a full step.
     grad_spike_factor: float = 5.0
+    # A spike also shortens the gradient's reach in time: the per-step gradient decay g (surrogate.gradient_decay)
+    # is multiplied by this factor (down to min_gradient_decay) and grows back by 1 % per accepted update. Once
+    # the policy's closed-loop gain times g exceeds 1, gradients through the window grow geometrically and
+    # their direction is noise; a smaller g keeps them informative (1 = off).
+    spike_decay_factor: float = 0.8
+    min_gradient_decay: float = 0.2
     action_noise_std: float = 0.05  # exploration noise on actions (detached)
     obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (PAPER.md)
     imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action

@@ -6,13 +6,18 @@ One iteration:
    target critic at the window end and at time-outs (value 0 after a fall):
        L = -(1 / (N h)) sum_t [ sum_{k<=t} gamma^k r_k + gamma^{t+1} V(s_{t+1}) at episode ends / window end ]
    Gradients are cut at resets (fresh detached states) and at the window end (`detach_state`).
-2. Backprop, clip the actor's gradient norm, Adam step.
+   Every segment of a robot's window ends at a reset or at the window end, so the sum is formed once
+   after the rollout; the target critic carries gradients only on the rows where it bootstraps.
+2. Backprop, clip the actor's gradient norm, Adam step. A gradient spike skips the step and shrinks
+   the per-step gradient decay of the next windows (`LearnerConfig.spike_decay_factor`).
 3. Critic: TD(lambda) targets from the (detached) rewards and target-critic values; several
    minibatch epochs of MSE; target <- alpha target + (1 - alpha) critic.
+Steps 2-3 run on `update_threads` torch threads; the rollout leaves the cores to MuJoCo's workers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -30,11 +35,24 @@ class IterationStats:
     critic_loss: float
     grad_norm: float
     update_skipped: bool  # the actor step was skipped: a gradient spike (or a non-finite gradient)
+    gradient_decay: float  # the per-step gradient decay g the window used (shrinks after spikes)
     reward: float  # mean reward per step
     lin_vel_error: float
     yaw_rate_error: float
     fall_rate: float  # falls per robot per second
     terms: dict[str, float]
+
+
+@contextlib.contextmanager
+def torch_threads(count: int):
+    """Run a block with `count` torch threads (0 = unchanged), then restore the previous count."""
+    previous = torch.get_num_threads()
+    if count > 0:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class SHAC:
@@ -48,6 +66,7 @@ class SHAC:
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95), foreach=True)
         self.obs: torch.Tensor | None = None
         self.grad_norm_mean: float | None = None  # running mean of actor gradient norms (see _is_gradient_spike)
+        self.base_gradient_decay = rollout.decay  # the configured g; spikes lower rollout.decay below it
 
     def set_lr_fraction(self, fraction: float) -> None:
         for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
@@ -62,6 +81,7 @@ class SHAC:
             "actor_opt": self.actor_opt.state_dict(),
             "critic_opt": self.critic_opt.state_dict(),
             "grad_norm_mean": self.grad_norm_mean,
+            "gradient_decay": self.rollout.decay,
         }
 
     def load_state_dict(self, sd: dict) -> None:
@@ -71,6 +91,7 @@ class SHAC:
         self.actor_opt.load_state_dict(sd["actor_opt"])
         self.critic_opt.load_state_dict(sd["critic_opt"])
         self.grad_norm_mean = sd.get("grad_norm_mean")
+        self.rollout.decay = sd.get("gradient_decay", self.base_gradient_decay)
 
     def iterate(self) -> IterationStats:
         cfg, env = self.cfg, self.rollout.env
@@ -81,67 +102,65 @@ class SHAC:
         obs = self.obs.detach()
         self.actor.normalizer.update(obs)
 
-        obs_buf = torch.zeros(h, n, env.obs_size)
-        rew_buf = torch.zeros(h, n)
-        done_buf = torch.zeros(h, n, dtype=torch.bool)
-        next_value_buf = torch.zeros(h, n)  # bootstrap value after step t (0 after a fall)
-        rew_acc = torch.zeros(n)
-        discount = torch.ones(n)
-        actor_loss = torch.zeros(())
-        lin_err = yaw_err = falls = 0.0
-        terms_sum: dict[str, float] = {}
-        for t in range(h):
-            obs_buf[t] = obs.detach()
+        obs_seen, rewards, dones, falls, value_obs = [], [], [], [], []
+        lin_err, yaw_err, terms_steps = [], [], []
+        for _ in range(h):
+            obs_seen.append(obs.detach())
             action = self.actor(obs)
             if cfg.action_noise_std > 0:
-                noise = torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
-                action = action + noise
+                action = action + torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
             obs, reward, done, info = self.rollout.step(action)
-            # normaliser stays frozen within a window (it is updated on window starts only)
-            next_obs_for_value = torch.where(done.unsqueeze(-1), info["terminal_obs"], obs)
-            next_value = self.target_critic(self.actor.normalizer(next_obs_for_value))
-            next_value = torch.where(info["fell"], torch.zeros_like(next_value), next_value)
-            rew_acc = rew_acc + discount * reward
-            discount = discount * cfg.gamma
-            if t == h - 1:
-                ends = torch.ones_like(done)
-            else:
-                ends = done
-            actor_loss = (
-                actor_loss - torch.where(ends, rew_acc + discount * next_value, torch.zeros_like(rew_acc)).sum()
-            )
-            rew_acc = torch.where(done, torch.zeros_like(rew_acc), rew_acc)
-            discount = torch.where(done, torch.ones_like(discount), discount)
+            rewards.append(reward)
+            dones.append(done)
+            falls.append(info["fell"])
+            # the critic bootstraps from the observation before an automatic reset
+            value_obs.append(torch.where(done.unsqueeze(-1), info["terminal_obs"], obs))
+            lin_err.append(info["lin_vel_error"])
+            yaw_err.append(info["yaw_rate_error"])
+            terms_steps.append(info["terms"])
+        rew, done_buf, fell_buf = torch.stack(rewards), torch.stack(dones), torch.stack(falls)  # (h, N)
+        value_obs_buf = torch.stack(value_obs)  # (h, N, obs) with the rollout's graph
 
-            rew_buf[t] = reward.detach()
-            done_buf[t] = done
-            next_value_buf[t] = next_value.detach()
-            lin_err += float(info["lin_vel_error"].mean())
-            yaw_err += float(info["yaw_rate_error"].mean())
-            falls += float(info["fell"].float().sum())
-            for k, v in info["terms"].items():
-                terms_sum[k] = terms_sum.get(k, 0.0) + v
+        # normaliser stays frozen within a window (it is updated on window starts only)
+        with torch.no_grad():
+            next_value_buf = self.target_critic(self.actor.normalizer(value_obs_buf))  # (h, N)
+            next_value_buf = torch.where(fell_buf, 0.0, next_value_buf)  # no value after a fall
+            since_start = torch.zeros(h, n)  # steps since the robot's episode segment began in this window
+            for t in range(1, h):
+                since_start[t] = torch.where(done_buf[t - 1], 0.0, since_start[t - 1] + 1)
+            reward_discount = cfg.gamma**since_start
+        # every segment ends at a done or the window end, where it is bootstrapped with the target critic;
+        # the critic is evaluated with gradients only on those rows
+        ends = done_buf.clone()
+        ends[-1] = True
+        ends &= ~fell_buf
+        end_values = self.target_critic(self.actor.normalizer(value_obs_buf[ends]))
+        actor_loss = -((reward_discount * rew).sum() + (cfg.gamma * reward_discount[ends] * end_values).sum())
         actor_loss = actor_loss / (n * h)
 
-        self.actor_opt.zero_grad(set_to_none=True)
-        actor_loss.backward()
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
-        skipped = self._is_gradient_spike(grad_norm)
-        if not skipped:
-            self.actor_opt.step()
+        rew_buf = rew.detach()
+        with torch_threads(cfg.update_threads):
+            self.actor_opt.zero_grad(set_to_none=True)
+            actor_loss.backward()
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
+            skipped = self._is_gradient_spike(grad_norm)
+            window_decay = self.rollout.decay
+            if not skipped:
+                self.actor_opt.step()
+            self._adapt_gradient_decay(skipped)
+            critic_loss = self._train_critic(torch.stack(obs_seen), rew_buf, done_buf, next_value_buf)
         self.obs = obs.detach()
-
-        critic_loss = self._train_critic(obs_buf, rew_buf, done_buf, next_value_buf)
         return IterationStats(
             actor_loss=actor_loss.item(),
             critic_loss=critic_loss,
             grad_norm=grad_norm,
             update_skipped=skipped,
+            gradient_decay=window_decay,
             reward=float(rew_buf.mean()) / env.control_dt,
-            lin_vel_error=lin_err / h,
-            yaw_rate_error=yaw_err / h,
-            fall_rate=falls / (n * h * env.control_dt),
-            terms={k: v / h for k, v in terms_sum.items()},
+            lin_vel_error=float(torch.stack(lin_err).mean()),
+            yaw_rate_error=float(torch.stack(yaw_err).mean()),
+            fall_rate=float(fell_buf.sum()) / (n * h * env.control_dt),
+            terms={k: sum(step[k] for step in terms_steps) / h for k in terms_steps[0]},
         )
 
     def _is_gradient_spike(self, grad_norm: float) -> bool:
@@ -158,6 +177,15 @@ class SHAC:
         spike = factor > 0 and grad_norm > factor * mean
         self.grad_norm_mean = 0.95 * mean + 0.05 * (factor * mean if spike else grad_norm)
         return spike
+
+    def _adapt_gradient_decay(self, spiked: bool) -> None:
+        """Shrink the per-step gradient decay after a spike; let it grow back by 1 % per accepted update."""
+        cfg = self.cfg
+        if spiked:
+            floor = min(cfg.min_gradient_decay, self.base_gradient_decay)
+            self.rollout.decay = max(floor, self.rollout.decay * cfg.spike_decay_factor)
+        else:
+            self.rollout.decay = min(self.base_gradient_decay, self.rollout.decay / 0.99)
 
     def imitate_reference(self, iterations: int, epochs: int = 4) -> float:
         """Warm start: regress the actor onto the env's clock-driven reference action (IK of the foot reference).

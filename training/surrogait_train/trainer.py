@@ -174,6 +174,7 @@ class Trainer:
                     "critic_loss": stats.critic_loss,
                     "grad_norm": stats.grad_norm,
                     "update_skipped": int(stats.update_skipped),
+                    "gradient_decay": round(stats.gradient_decay, 4),
                     **{f"r_{k}": v for k, v in stats.terms.items()},
                 }
                 if csv_writer is None:
