@@ -116,7 +116,7 @@ class TrainConfig:
     budget_s: float = 0.0  # wall-clock limit; 0 = none
     checkpoint_every: int = 25
     log_every: int = 1
-    torch_threads: int = 1
+    torch_threads: int = 1  # torch threads of the rollout (beside MuJoCo's workers); updates: learner.update_threads
 
 
 SECTIONS = {"env": EnvConfig, "reward": RewardConfig, "surrogate": SurrogateConfig, "learner": LearnerConfig}
