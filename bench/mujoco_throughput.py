@@ -90,6 +90,17 @@ def rates_vs_raw(
     }
 
 
+RATE_HEADER = "trainer steps/s | raw (workload) steps/s | fraction | raw (standing) steps/s | fraction"
+
+
+def rate_cells(run: dict) -> str:
+    """The `rates_vs_raw` fields of a run as markdown table cells, in RATE_HEADER's order."""
+    return (
+        f"{run['trainer_env_steps_per_s']} | {run['raw_mujoco_steps_per_s']} | {run['trainer_fraction_of_raw']} | "
+        f"{run['standing_raw_steps_per_s']} | {run['trainer_fraction_of_standing_raw']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--num-envs", type=int, default=64)

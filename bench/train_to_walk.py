@@ -35,7 +35,7 @@ from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
-from mujoco_throughput import PhysicsWorkload, rates_vs_raw, raw_control_steps_per_s  # noqa: E402
+from mujoco_throughput import RATE_HEADER, PhysicsWorkload, rate_cells, rates_vs_raw, raw_control_steps_per_s  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -113,8 +113,7 @@ def markdown(report: dict) -> str:
         "threads): raw (workload) steps a sample of the trainer's own physics calls again, bare, after",
         "training; raw (standing) steps standing robots right before and right after training.",
         "",
-        "| run | envs | trained s | env samples | first walk (s / samples) | trainer steps/s"
-        " | raw (workload) steps/s | fraction | raw (standing) steps/s | fraction |"
+        f"| run | envs | trained s | env samples | first walk (s / samples) | {RATE_HEADER} |"
         " closest eval (fall, vx RMSE, yaw RMSE) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -130,8 +129,7 @@ def markdown(report: dict) -> str:
         best_s = f"{best['fall_rate']:.2f}, {best['vx_rmse']:.3f}, {best['yaw_rate_rmse']:.3f}" if best else "-"
         lines.append(
             f"| {r['name']} | {r['num_envs']} | {r['trained_s']} | {r['env_samples']} | {walk} | "
-            f"{r['trainer_env_steps_per_s']} | {r['raw_mujoco_steps_per_s']} | {r['trainer_fraction_of_raw']} | "
-            f"{r['standing_raw_steps_per_s']} | {r['trainer_fraction_of_standing_raw']} | {best_s} |"
+            f"{rate_cells(r)} | {best_s} |"
         )
     lines += ["", f"Command: `{report['command']}`", ""]
     return "\n".join(lines)

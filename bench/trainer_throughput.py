@@ -32,7 +32,7 @@ from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
-from mujoco_throughput import PhysicsWorkload, rates_vs_raw, raw_control_steps_per_s  # noqa: E402
+from mujoco_throughput import RATE_HEADER, PhysicsWorkload, rate_cells, rates_vs_raw, raw_control_steps_per_s  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -64,15 +64,11 @@ def markdown(report: dict) -> str:
         f"Torch {report['torch']}, MuJoCo on {report['mujoco_threads']} threads.",
         "Raw (workload): the trainer's own physics calls stepped again bare. Raw (standing): standing robots.",
         "",
-        "| robots | trainer env steps/s | raw (workload) steps/s | fraction | raw (standing) steps/s | fraction |",
+        f"| robots | {RATE_HEADER} |",
         "|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
-        lines.append(
-            f"| {r['num_envs']} | {r['trainer_env_steps_per_s']} | {r['raw_mujoco_steps_per_s']} | "
-            f"{r['trainer_fraction_of_raw']} | {r['standing_raw_steps_per_s']} | "
-            f"{r['trainer_fraction_of_standing_raw']} |"
-        )
+        lines.append(f"| {r['num_envs']} | {rate_cells(r)} |")
     lines += ["", f"Command: `{report['command']}`", ""]
     return "\n".join(lines)
 
