@@ -2,6 +2,7 @@
 
     python bench/estimator.py --mode offline [--driver policy|scripted] [--vx 0.5] [--walk-s 10]
     python bench/estimator.py --mode live    [--driver policy|scripted] [--vx 0.5] [--walk-s 12] [--domain 35]
+                                             [--node-params defaults|package] [--cpu-hogs N]
 
 live: the real processes over DDS on loopback, in real time: `go2_sim` (MuJoCo Go2, starts lying),
 `estimator_node`, and a driver:
@@ -9,9 +10,14 @@ live: the real processes over DDS on loopback, in real time: `go2_sim` (MuJoCo G
             policy/stand_up, then policy/walk with cmd_vel (vx) for --walk-s seconds;
   scripted  tests/estimator/robot_driver.py: stands up by joint PD, then an open-loop trot from
             inverse kinematics (no feedback), for when no walking policy is available.
-  `odom` and `sim/ground_truth` are both stamped with the wall clock when published; each ground-truth
-  message is paired with the estimate interpolated at its stamp. On a loaded machine the simulator runs
-  slower than real time and samples are lost in transport: this measures the pipeline as it ran.
+  `sim/ground_truth` is stamped with the wall clock when the simulator publishes it (the instant it
+  also writes rt/lowstate); `odom` with the wall-clock time of the robot sample it describes. Each
+  ground-truth message is paired with the estimate interpolated at its stamp (accuracy at equal times)
+  and, separately, with the estimate this recorder had *received* by then (what a consumer such as the
+  safety monitor sees: accuracy plus the pipeline's latency). Latency = arrival - stamp. Height trust:
+  the share of the window where the odometry's z std (sqrt pose.covariance[14]) is <= 5 cm, the
+  monitor's rule. On a loaded machine the simulator runs slower than real time and samples are lost in
+  transport: this measures the pipeline as it ran.
 offline: the simulator core, the same policy (through PolicyRunner/OnnxPolicy) and the estimator core in
   one loop in simulated time (the sim's sensor noise, integer foot forces as on the wire): exact timing,
   so this measures the estimator itself, independent of the machine's load.
@@ -109,9 +115,10 @@ class Recorder:
         rclpy.init(context=self.ctx, domain_id=domain)
         self.node = rclpy.create_node("estimator_bench", context=self.ctx)
         self.lock = threading.Lock()
-        self.odom: list[list[float]] = []
-        self.truth: list[list[float]] = []
+        self.odom: list[list[float]] = []  # stamp, x, y, z, vx, vy, vz (body), arrival time, z variance
+        self.truth: list[list[float]] = []  # stamp, x, y, z, vx, vy, vz (body), arrival time, 0
         self.diag: dict[str, dict[str, str]] = {}
+        self.trust_changes: list[tuple[float, str]] = []  # (arrival, the estimator's height_untrusted_reason)
         self.policy_state = ""
         self.node.create_subscription(Odometry, interfaces.ODOM, lambda m: self._keep(self.odom, m), 100)
         self.node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, lambda m: self._keep(self.truth, m), 100)
@@ -135,8 +142,10 @@ class Recorder:
             self.executor.spin_once(timeout_sec=0.05)
 
     def _keep(self, store, m) -> None:
+        arrival = time.time()  # the clock both publishers stamp with
         p, t = m.pose.pose.position, m.twist.twist.linear
-        row = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, p.x, p.y, p.z, t.x, t.y, t.z]
+        row = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, p.x, p.y, p.z, t.x, t.y, t.z, arrival,
+               m.pose.covariance[14]]
         with self.lock:
             store.append(row)
 
@@ -144,6 +153,11 @@ class Recorder:
         with self.lock:
             for st in arr.status:
                 self.diag[st.name] = {kv.key: kv.value for kv in st.values} | {"_message": st.message}
+                if not st.name.startswith("estimator_node"):
+                    continue
+                reason = self.diag[st.name].get("height_untrusted_reason", "").split(":")[0]  # its kind
+                if not self.trust_changes or self.trust_changes[-1][1] != reason:
+                    self.trust_changes.append((time.time(), reason))
 
     def _on_state(self, msg) -> None:
         self.policy_state = msg.data
@@ -173,7 +187,7 @@ class Recorder:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
-            return np.array(self.odom).reshape(-1, 7), np.array(self.truth).reshape(-1, 7)
+            return np.array(self.odom).reshape(-1, 9), np.array(self.truth).reshape(-1, 9)
 
     def close(self) -> None:
         self._stop.set()
@@ -183,8 +197,29 @@ class Recorder:
         self.ctx.try_shutdown()
 
 
+TRUSTED_Z_STD_M = 0.05  # the safety monitor uses the odometry height only when sqrt(cov_zz) <= this
+ARRIVAL, Z_VAR = 7, 8  # odometry columns after stamp, position, body velocity
+
+
+def received_by(odom: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each time in `t`: the newest estimate that had arrived by then (a consumer's view), NaN before any."""
+    arrived = odom[np.argsort(odom[:, ARRIVAL])]
+    idx = np.searchsorted(arrived[:, ARRIVAL], t, side="right") - 1
+    out = arrived[np.maximum(idx, 0)].copy()
+    out[idx < 0] = np.nan
+    return out
+
+
+def percentiles_ms(x: np.ndarray) -> dict:
+    if x.size == 0:
+        return {}
+    return {"p50": float(np.percentile(x, 50) * 1e3), "p95": float(np.percentile(x, 95) * 1e3),
+            "max": float(np.max(x) * 1e3)}
+
+
 def errors(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float) -> dict:
-    """Estimate interpolated at each ground-truth stamp in [t0, t1]; error statistics."""
+    """Over ground-truth stamps in [t0, t1]: the estimate interpolated at the same instant (accuracy), the
+    estimate received by then (accuracy + latency, as the safety monitor sees it), latency, height trust."""
     order = np.argsort(odom[:, 0])
     odom = odom[order]
     sel = truth[(truth[:, 0] >= max(t0, odom[0, 0])) & (truth[:, 0] <= min(t1, odom[-1, 0]))]
@@ -194,7 +229,21 @@ def errors(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float) -> dict:
     err_v = est[:, 3:6] - sel[:, 4:7]
     err_h = est[:, 2] - sel[:, 3]
     rms = lambda x: float(np.sqrt(np.mean(x**2)))  # noqa: E731
+    got = received_by(odom, sel[:, 0])
+    ok = np.isfinite(got[:, 0])
+    got_err_h, got_err_v = got[ok, 3] - sel[ok, 3], got[ok, 4:6] - sel[ok, 4:6]
+    trusted = np.sqrt(got[ok, Z_VAR]) <= TRUSTED_Z_STD_M
+    in_window = odom[(odom[:, 0] >= t0) & (odom[:, 0] <= t1)]
     return {
+        "latency_ms": percentiles_ms(in_window[:, ARRIVAL] - in_window[:, 0]),
+        "as_received": {
+            "rmse_vx_mps": rms(got_err_v[:, 0]),
+            "rmse_vy_mps": rms(got_err_v[:, 1]),
+            "height_err_rmse_m": rms(got_err_h),
+            "height_err_max_m": float(np.max(np.abs(got_err_h))),
+            "height_trusted_share": float(np.mean(trusted)),
+            "height_err_max_when_trusted_m": float(np.max(np.abs(got_err_h[trusted]))) if trusted.any() else None,
+        },
         "samples": int(len(sel)),
         "duration_s": float(sel[-1, 0] - sel[0, 0]),
         "rmse_vx_mps": rms(err_v[:, 0]),
@@ -221,15 +270,25 @@ def plot(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float, marks: dict,
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
+    # The consumer's view: each estimate drawn from its arrival on (steps), next to it at its own stamp.
+    arrived = odom[np.argsort(odom[:, ARRIVAL])]
+    received = np.column_stack([arrived[:, ARRIVAL], arrived[:, 1:ARRIVAL]])
     for ax, k, label in zip(axes, (4, 5, 3), ("vx body (m/s)", "vy body (m/s)", "height (m)"), strict=True):
-        for data, name, style in ((truth, "ground truth", "k-"), (odom, "estimate", "C1-")):
+        for data, name, style in ((truth, "ground truth", "k-"), (odom, "estimate at its sample's time", "C1-"),
+                                  (received, "estimate as received", "C2--")):
             sel = (data[:, 0] >= t0) & (data[:, 0] <= t1)
-            ax.plot(data[sel, 0] - t0, data[sel, k], style, lw=0.8, label=name)
+            ax.plot(data[sel, 0] - t0, data[sel, k], style, lw=0.8, label=name, drawstyle="steps-post"
+                    if data is received else "default")
         for name, t in marks.items():
             ax.axvline(t - t0, color="C0", ls=":", lw=0.8)
             ax.text(t - t0, ax.get_ylim()[1], name, fontsize=7, va="top")
         ax.set_ylabel(label)
+    # Grey: the odometry says its height must not be used (z std > 5 cm, e.g. >= 1 m when not converged).
+    sel = (arrived[:, ARRIVAL] >= t0) & (arrived[:, ARRIVAL] <= t1)
+    axes[2].fill_between(arrived[sel, ARRIVAL] - t0, 0, 1, where=np.sqrt(arrived[sel, Z_VAR]) > TRUSTED_Z_STD_M,
+                         step="post", color="0.85", transform=axes[2].get_xaxis_transform(), label="height untrusted")
     axes[0].legend(loc="lower right", fontsize=8)
+    axes[2].legend(loc="lower right", fontsize=8)
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -260,8 +319,7 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     kp, kd, zeros = np.full(12, spec.nominal_kp), np.full(12, spec.nominal_kd), np.zeros(12)
     runner = None
     if args.driver == "policy":
-        runner = PolicyRunner(OnnxPolicy(args.policy, robot="go2"), spec.default_joint_pos,
-                              (spec.joint_pos_lower, spec.joint_pos_upper))
+        runner = PolicyRunner(OnnxPolicy(args.policy, robot="go2"))
         c = runner.contract
         kp, kd = np.asarray(c.kp, dtype=np.float64), np.asarray(c.kd, dtype=np.float64)
         control_every = int(round(c.control_dt_s / dt))
@@ -271,7 +329,7 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
         control_every = 5
     marks = {"stand_up": 0.0, "stand": 1.0, "walk": 1.0 + args.stand_s, "end": 1.0 + args.stand_s + args.walk_s}
     n_steps = int(round(marks["end"] / dt))
-    odom, truth = np.empty((n_steps, 7)), np.empty((n_steps, 7))
+    odom, truth = np.empty((n_steps, 9)), np.empty((n_steps, 9))
     target = spec.default_joint_pos.copy()
     pad = go2_wire.Gamepad(frozenset(), 0.0, 0.0, 0.0, 0.0)
     for k in range(n_steps):
@@ -283,8 +341,9 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
             foot_force=np.array(foot_force_counts(r.foot_force_n), dtype=np.float64), gamepad=pad)
         e = est.step(ProprioSample.from_lowstate(view, time_s=t))
         gt = sim.ground_truth()
-        odom[k] = [t, *e.position_w, *e.base_lin_vel_b]
-        truth[k] = [t, *gt.base_pos_w, *gt.base_lin_vel_b]
+        # In one loop an estimate is "received" the instant it is made.
+        odom[k] = [t, *e.position_w, *e.base_lin_vel_b, t, est.height_trust().reported_z_var_m2]
+        truth[k] = [t, *gt.base_pos_w, *gt.base_lin_vel_b, t, 0.0]
         if k % control_every == 0 and t >= marks["walk"]:
             if runner is not None:
                 target = runner.step(view, np.array([args.vx, 0.0, 0.0]), t - marks["walk"]).joint_targets
@@ -308,6 +367,11 @@ def main() -> int:
                     help="live: real processes over DDS in real time; offline: one loop in simulated time")
     ap.add_argument("--seed", type=int, default=0, help="sensor noise seed (offline)")
     ap.add_argument("--domain", type=int, default=35)
+    ap.add_argument("--node-params", choices=("defaults", "package"), default="defaults",
+                    help="live: nodes with their built-in defaults, or with their package parameters files as in "
+                         "the demo (SCHED_FIFO priorities, the simulator's video)")
+    ap.add_argument("--cpu-hogs", type=int, default=0,
+                    help="live: run this many busy-loop processes meanwhile (a loaded machine, as in the field)")
     ap.add_argument("--policy", type=Path, default=POLICY)
     ap.add_argument("--policy-state-timeout-s", type=float, default=0.5)
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results")
@@ -317,34 +381,58 @@ def main() -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
 
+    machine = describe_machine_now()  # with the load average at the start: what this run competed with
     if args.mode == "offline":
         odom, truth, marks, diag = run_offline(args)
-        return report(args, odom, truth, marks, {"estimator (in-process)": diag})
+        return report(args, odom, truth, marks, {"estimator (in-process)": diag}, machine)
     odom, truth, marks, diag = run_live(args)
-    return report(args, odom, truth, marks, diag)
+    return report(args, odom, truth, marks, diag, machine)
+
+
+PACKAGE_PARAMS = {  # each node's parameters file, as the demo and launch/go2_rehearsal.launch.py use them
+    "go2_sim": "surrogait_rehearsal/config/go2_sim.yaml",
+    "estimator_node": "surrogait_estimator/config/estimator.yaml",
+    "policy_node": "surrogait_policy/config/policy_node.yaml",
+}
+
+
+def node_params(args, name: str, overrides: dict) -> dict:
+    """--node-params defaults: the node's built-in defaults plus `overrides`; package: its parameters file first
+    (real-time priorities, the simulator's video), as in the demo."""
+    if args.node_params == "defaults":
+        return overrides
+    path = ROOT / "ros2_ws/src" / PACKAGE_PARAMS[name]
+    params = yaml.safe_load(path.read_text())[name]["ros__parameters"]
+    if name == "go2_sim" and params.get("video_path") == "":
+        params["video_path"] = str(args.workdir / "robot.mp4")  # the demo renders one: it costs CPU
+    return {**params, **overrides}
 
 
 def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     procs: list[Proc] = []
     rec = None
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_hogs)]
     try:
         sim = Proc(console_script("go2_sim", "surrogait_rehearsal.go2_sim_node"), "go2_sim", args.domain,
-                   args.workdir, {"dds_domain": args.domain, "initial_pose": "lying"})
+                   args.workdir, node_params(args, "go2_sim", {"dds_domain": args.domain, "initial_pose": "lying"}))
         procs.append(sim)
+        # The estimator joins a running stream, as it does when started with the others (and its subscription
+        # then races the samples already arriving).
+        sim.wait_for("Go2 simulator:")
         est = Proc(console_script("estimator_node", "surrogait_estimator.estimator_node"), "estimator_node",
-                   args.domain, args.workdir, {"dds_domain": args.domain})
+                   args.domain, args.workdir, node_params(args, "estimator_node", {"dds_domain": args.domain}))
         procs.append(est)
         rec = Recorder(args.domain)
-        sim.wait_for("Go2 simulator:")
         est.wait_for("state estimator for go2")
         marks: dict[str, float] = {}
         if args.driver == "policy":
             pol = Proc(console_script("policy_node", "surrogait_policy.policy_node"), "policy_node", args.domain,
-                       args.workdir, {"dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
-                                      "reset_requires_safety_ok": False,
-                                      # A loaded 2-core machine runs the simulator slower than real time:
-                                      # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
-                                      "state_timeout_s": args.policy_state_timeout_s})
+                       args.workdir, node_params(args, "policy_node", {
+                           "dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
+                           "reset_requires_safety_ok": False,
+                           # A loaded 2-core machine runs the simulator slower than real time:
+                           # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
+                           "state_timeout_s": args.policy_state_timeout_s}))
             procs.append(pol)
             pol.wait_for("unitree_sdk2 DDS domain")
             time.sleep(1.0)
@@ -391,15 +479,46 @@ def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
         odom, truth = rec.arrays()
         with rec.lock:
             diag = dict(rec.diag)
+            # Why the height was not trusted, as the diagnostics said (10 Hz), relative to the stand-up command.
+            diag["height_trust_changes"] = [(round(t - marks["stand_up"], 2), r) for t, r in rec.trust_changes]
     finally:
         if rec is not None:
             rec.close()
         for p in reversed(procs):
             p.stop()
+        for h in hogs:
+            h.kill()
+            h.wait()
     return odom, truth, marks, diag
 
 
-def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], diag: dict) -> int:
+def trailing_s(odom: np.ndarray, truth: np.ndarray, t0: float, t1: float, time_col: int = 0) -> float | None:
+    """How far the estimated height trails the truth over [t0, t1]: the shift (s) that best aligns them, with
+    the estimate placed at its stamp (time_col 0) or at its arrival (time_col ARRIVAL). None if too few samples."""
+    sel = truth[(truth[:, 0] >= t0) & (truth[:, 0] <= t1)]
+    est = odom[np.argsort(odom[:, time_col])]
+    if len(sel) < 10 or len(est) < 10:
+        return None
+    shifts = np.arange(-0.3, 0.3001, 0.002)
+    cost = [np.mean((np.interp(sel[:, 0] + d, est[:, time_col], est[:, 3]) - sel[:, 3]) ** 2) for d in shifts]
+    return float(shifts[int(np.argmin(cost))])
+
+
+def first_trusted_after(odom: np.ndarray, t0: float) -> float | None:
+    """Seconds from t0 to the first arrival of an estimate whose height may be used (sqrt(cov_zz) <= 5 cm)."""
+    ok = odom[(odom[:, ARRIVAL] >= t0) & (np.sqrt(odom[:, Z_VAR]) <= TRUSTED_Z_STD_M)]
+    return None if len(ok) == 0 else float(ok[:, ARRIVAL].min() - t0)
+
+
+def describe_machine_now() -> str:
+    """The machine and its load average now (call at the start; `report` adds the load at the end)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from machine_info import describe_machine
+
+    return f"{platform.node()}: {describe_machine()}"
+
+
+def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], diag: dict, machine: str) -> int:
     walk_skip = 1.0  # the first second of walking is the start transient
     # A fall ends the walk: judge walking only while upright (base above 0.18 m), up to 0.5 s before a fall.
     after = truth[(truth[:, 0] > marks["walk"]) & (truth[:, 0] <= marks["end"])]
@@ -413,13 +532,20 @@ def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], d
         "policy": str(args.policy.relative_to(ROOT)) if args.driver == "policy" else None,
         "policy_md5": hashlib.md5(args.policy.read_bytes()).hexdigest() if args.driver == "policy" else None,
         "commanded_vx_mps": args.vx,
+        "stand_up": {
+            **errors(odom, truth, marks["stand_up"], marks["stand"]),
+            "height_trails_truth_s": trailing_s(odom, truth, marks["stand_up"], marks["stand"]),
+            "height_as_received_trails_truth_s": trailing_s(odom, truth, marks["stand_up"], marks["stand"], ARRIVAL),
+            "height_trusted_after_s": first_trusted_after(odom, marks["stand_up"]),
+        },
         "standing": errors(odom, truth, marks["stand"], marks["walk"]),
         "walking": errors(odom, truth, marks["walk"] + walk_skip, walk_end),
         "fell_after_walk_start_s": None if fell_at is None else round(fell_at - marks["walk"], 2),
         "targets": {"rmse_vx_vy_mps": 0.1, "height_err_m": 0.02},
         "diagnostics": diag,
-        "machine": f"{platform.node()}: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-                   f"load average {os.getloadavg()[0]:.1f} at the end, Python {platform.python_version()}",
+        "machine": f"{machine}, {os.getloadavg()[0]:.1f} at the end"
+                   + (f"; {args.cpu_hogs} busy-loop processes ran alongside" if args.cpu_hogs else ""),
+        "node_params": args.node_params if args.mode == "live" else None,
         "command": "python " + " ".join(sys.argv),
     }
     w = result["walking"]
@@ -428,12 +554,16 @@ def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], d
     name = args.name or f"estimator_{args.mode}_{args.driver}"
     path = {ext: args.out / f"{name}.{ext}" for ext in ("json", "md", "png")}
     path["json"].write_text(json.dumps(result, indent=2))
+    # The raw series, for a closer look (not committed: bench/results keeps the summary and the plot).
+    np.savez(args.workdir / f"{name}.npz", odom=odom, truth=truth, marks=json.dumps(marks))
     plot(odom, truth, marks["stand_up"], marks["end"], marks, path["png"])
     lines = [f"# Estimator accuracy in rehearsal ({args.mode}, {args.driver} driver, commanded vx {args.vx} m/s)", "",
              f"Command: `{result['command']}`  ", f"Machine: {result['machine']}", "",
+             "At the sample's time (the estimate interpolated at each ground-truth stamp):", "",
              "| window | samples | true vx mean | RMSE vx | RMSE vy | RMSE vz | vel err std (x, y) | "
              "height err RMSE | height err max |", "|---|---|---|---|---|---|---|---|---|"]
-    for name in ("standing", "walking"):
+    windows = ("stand_up", "standing", "walking")
+    for name in windows:
         e = result[name]
         if "rmse_vx_mps" not in e:
             lines.append(f"| {name} | {e['samples']} | – | – | – | – | – | – | – |")
@@ -442,6 +572,26 @@ def report(args, odom: np.ndarray, truth: np.ndarray, marks: dict[str, float], d
                      f"{e['rmse_vy_mps']:.3f} | {e['rmse_vz_mps']:.3f} | {e['vel_err_std_mps'][0]:.3f}, "
                      f"{e['vel_err_std_mps'][1]:.3f} | {e['height_err_rmse_m'] * 100:.2f} cm | "
                      f"{e['height_err_max_m'] * 100:.2f} cm |")
+    lines += ["", "As received (the newest estimate that had arrived at each ground-truth stamp: what the safety "
+              "monitor sees), latency (arrival - stamp) and height trust (share of the window with z std <= 5 cm):",
+              "", "| window | RMSE vx | RMSE vy | height err RMSE | height err max | latency p50 / p95 / max | "
+              "height trusted | height err max while trusted |", "|---|---|---|---|---|---|---|---|"]
+    for name in windows:
+        e = result[name]
+        if "as_received" not in e:
+            continue
+        a, lat = e["as_received"], e["latency_ms"]
+        when_trusted = a["height_err_max_when_trusted_m"]
+        lines.append(f"| {name} | {a['rmse_vx_mps']:.3f} | {a['rmse_vy_mps']:.3f} | "
+                     f"{a['height_err_rmse_m'] * 100:.2f} cm | {a['height_err_max_m'] * 100:.2f} cm | "
+                     f"{lat['p50']:.1f} / {lat['p95']:.1f} / {lat['max']:.1f} ms | "
+                     f"{a['height_trusted_share'] * 100:.0f} % | "
+                     f"{'–' if when_trusted is None else f'{when_trusted * 100:.2f} cm'} |")
+    su = result["stand_up"]
+    fmt = lambda x: "–" if x is None else f"{x:.3f} s"  # noqa: E731
+    lines += ["", f"Stand-up: the estimated height trails the truth by {fmt(su['height_trails_truth_s'])} at its "
+                  f"stamp and by {fmt(su['height_as_received_trails_truth_s'])} as received; the odometry height is "
+                  f"trusted {fmt(su['height_trusted_after_s'])} after the stand-up command."]
     if fell_at is not None:
         lines += ["", f"The robot fell {fell_at - marks['walk']:.1f} s after walking started; the walking window "
                       "ends 0.5 s before the fall."]

@@ -155,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="SCHED_FIFO priority of the rehearsal processes and this recorder, as on a robot's control "
                          "computer (needs root; 0 = normal scheduling)")
     args = ap.parse_args(argv)
-    if not args.standin and not args.policy.exists():
-        print(f"bench/safety: no policy at {args.policy}; pass --policy or --standin", file=sys.stderr)
+    if not args.policy.exists():
+        print(f"bench/safety: no policy at {args.policy}; pass --policy (with --standin, the safety monitor "
+              "still reads its contract)", file=sys.stderr)
         return 2
     # SIGTERM (e.g. a test's timeout) unwinds like Ctrl-C, so every rehearsal process is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             while True:
                 try:
                     r = run_scenario(SCENARIOS[name], args.domain, args.workdir / name, ros, recorder,
-                                     None if args.standin else args.policy, STANDIN,
+                                     args.policy, STANDIN if args.standin else None,
                                      walk_vx=0.5 if args.phase == "walk" else None,
                                      try_reset=name in ("estop_service", "kill9_policy"),
                                      rt_priority=args.rt_priority if boosted else 0)

@@ -19,6 +19,9 @@ from launch_ros.actions import Node
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = os.path.join(REPO, "ros2_ws", "src")
+# The policy file, in one place: the policy node runs it, the safety monitor reads its contract
+# (control period, soft joint range).
+POLICY = os.path.join(REPO, "training", "surrogait_train", "pretrained", "go2_trot.onnx")
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -31,7 +34,9 @@ def generate_launch_description() -> LaunchDescription:
         Node(package="surrogait_estimator", executable="estimator_node", name="estimator_node", output="screen",
              parameters=[os.path.join(PACKAGES, "surrogait_estimator", "config", "estimator.yaml")]),
         Node(package="surrogait_safety", executable="safety_monitor", name="safety_monitor", output="screen",
-             parameters=[os.path.join(PACKAGES, "surrogait_safety", "config", "safety_monitor.yaml")]),
+             parameters=[os.path.join(PACKAGES, "surrogait_safety", "config", "safety_monitor.yaml"),
+                         {"policy_path": POLICY}]),
         Node(package="surrogait_policy", executable="policy_node", name="policy_node", output="screen",
-             parameters=[os.path.join(PACKAGES, "surrogait_policy", "config", "policy_node.yaml")]),
+             parameters=[os.path.join(PACKAGES, "surrogait_policy", "config", "policy_node.yaml"),
+                         {"policy_path": POLICY}]),
     ])

@@ -1,5 +1,6 @@
 """The policy contract travels inside the ONNX file and is checked when it is read back."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 from surrogait_core.contract import (
     METADATA_KEY,
+    SCHEMA_VERSION,
     GaitSpec,
     MalformedContractError,
     MissingContractError,
@@ -18,7 +20,7 @@ from surrogait_core.contract import (
     read_contract,
     write_contract,
 )
-from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.locomotion_contract import make_locomotion_contract, soft_joint_range
 from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
 
@@ -28,7 +30,7 @@ from .onnx_fixtures import linear_policy_onnx
 @pytest.fixture
 def contract():
     pace = GaitSpec(name="pace", phase_offsets=(0.0, 0.5, 0.0, 0.5))
-    return make_locomotion_contract(load_robot_spec("go2"), gait=pace)
+    return make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9, gait=pace)
 
 
 @pytest.fixture
@@ -103,6 +105,20 @@ def test_contract_with_inconsistent_sizes_is_refused(policy_file, contract):
         read_contract(policy_file)
 
 
+def test_version_1_file_is_refused_with_the_two_ways_to_fix_it(policy_file, contract):
+    raw = json.loads(contract.to_json())
+    for field in ("default_joint_pos", "soft_joint_pos_lower", "soft_joint_pos_upper"):
+        del raw[field]
+    raw["schema_version"] = 1
+    _set_metadata(policy_file, json.dumps(raw))
+    with pytest.raises(SchemaVersionError) as refused:
+        read_contract(policy_file)
+    message = str(refused.value)
+    assert str(policy_file) in message
+    assert "surrogait-train export" in message
+    assert f"surrogait-train upgrade-contract {policy_file} --out NEW.onnx" in message
+
+
 def test_other_schema_version_is_refused(policy_file, contract):
     raw = json.loads(contract.to_json())
     raw["schema_version"] = 99
@@ -130,3 +146,49 @@ def test_rewriting_the_contract_replaces_it(policy_file, contract):
     assert read_contract(policy_file).control_dt_s == 0.01
     keys = [p.key for p in onnx.load(str(policy_file)).metadata_props]
     assert keys.count(METADATA_KEY) == 1
+
+
+def test_contract_carries_the_default_pose_and_a_soft_range_strictly_inside_the_joint_range(contract):
+    spec = load_robot_spec("go2")
+    np.testing.assert_array_equal(contract.default_joint_pos, spec.default_joint_pos)
+    np.testing.assert_array_equal(contract.action.offset, contract.default_joint_pos)
+    lower, upper = np.asarray(contract.soft_joint_pos_lower), np.asarray(contract.soft_joint_pos_upper)
+    assert np.all(spec.joint_pos_lower < lower) and np.all(upper < spec.joint_pos_upper)
+    assert contract.schema_version == SCHEMA_VERSION == 2
+    # per-joint fields stay tuples: the frozen contract serialises as it is
+    assert all(type(getattr(contract, f)) is tuple
+               for f in ("default_joint_pos", "soft_joint_pos_lower", "soft_joint_pos_upper"))
+
+
+def test_soft_range_is_the_joint_range_shrunk_about_its_centre():
+    lower, upper = soft_joint_range(np.array([-1.0, 0.0]), np.array([1.0, 4.0]), 0.9)
+    np.testing.assert_allclose(lower, [-0.9, 0.2])
+    np.testing.assert_allclose(upper, [0.9, 3.8])
+    with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\)"):
+        soft_joint_range(np.zeros(1), np.ones(1), 1.0)
+
+
+def test_locomotion_contract_takes_the_contracts_own_defaults(contract):
+    plain = make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9)
+    fields = {f.name: f.default for f in dataclasses.fields(PolicyContract)}
+    assert plain.control_dt_s == fields["control_dt_s"]
+    assert plain.gait == fields["gait"] and plain.command_ranges == fields["command_ranges"]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"soft_joint_pos_lower": (0.0,) * 11}, "soft_joint_pos_lower has 11 entries for 12 joints"),
+        ({"default_joint_pos": (0.0,) * 13}, "default_joint_pos has 13 entries for 12 joints"),
+        ({"soft_joint_pos_upper": (-3.0,) * 12}, "needs lower < upper, not so for FR_hip, FR_thigh"),
+        ({"soft_joint_pos_upper": (float("nan"),) * 12}, "needs lower < upper"),
+        ({"default_joint_pos": (2.0,) * 12}, "default_joint_pos is outside the soft joint range for FR_hip"),
+    ],
+)
+def test_contract_with_a_bad_default_pose_or_soft_range_is_refused(policy_file, contract, change, problem):
+    raw = json.loads(dataclasses.replace(contract, **change).to_json())
+    _set_metadata(policy_file, json.dumps(raw))
+    with pytest.raises(MalformedContractError, match=problem):
+        read_contract(policy_file)
+    with pytest.raises(MalformedContractError, match=problem):
+        write_contract(policy_file, dataclasses.replace(contract, **change))

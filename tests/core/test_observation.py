@@ -18,7 +18,7 @@ def _raw(rng, batch=()):
 
 
 def test_terms_are_scaled_clipped_and_concatenated_in_contract_order():
-    contract = make_locomotion_contract(load_robot_spec("go2"), with_base_lin_vel=True)
+    contract = make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9, with_base_lin_vel=True)
     raw = _raw(np.random.default_rng(0))
     obs = ObservationBuilder(contract).build(raw)
     assert obs.shape == (contract.obs_size,) and obs.dtype == np.float32
@@ -31,7 +31,7 @@ def test_terms_are_scaled_clipped_and_concatenated_in_contract_order():
 
 
 def test_torch_and_numpy_give_the_same_observation_and_torch_keeps_gradients():
-    contract = make_locomotion_contract(load_robot_spec("go2"))
+    contract = make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9)
     builder = ObservationBuilder(contract)
     raw = _raw(np.random.default_rng(1), batch=(4,))
     raw_t = {k: torch.tensor(v, requires_grad=True) for k, v in raw.items()}
@@ -42,7 +42,7 @@ def test_torch_and_numpy_give_the_same_observation_and_torch_keeps_gradients():
 
 
 def test_a_missing_or_misshaped_term_is_named():
-    builder = ObservationBuilder(make_locomotion_contract(load_robot_spec("go2")))
+    builder = ObservationBuilder(make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9))
     raw = _raw(np.random.default_rng(2))
     del raw["command"]
     with pytest.raises(KeyError, match="command"):

@@ -33,7 +33,6 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
         env=env, capture_output=True, text=True, timeout=400,
     )
     out = result.stdout + result.stderr
-    assert result.returncode == 0, out[-4000:]
     for step in ("[1/4] policy", "[2/4] rehearsal processes", "[3/4] scripted session", "[4/4] report"):
         assert step in out, f"progress line {step!r} missing:\n{out[-3000:]}"
     assert f"report: {run_dir / 'report.md'}" in out
@@ -44,17 +43,19 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
         path = run_dir / name
         assert path.is_file() and path.stat().st_size > 0, f"{name} was not written"
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    # A 5 s policy may well be stopped by the safety monitor: that is a result the report shows.
+    # A 5 s policy may well fall or be stopped by the safety monitor: the report shows it, and the exit
+    # code says it (0 only for a completed session; the shipped policy's completion is tested elsewhere).
     outcome = metrics["info"]["outcome"]
+    fell = metrics["falls"]["fell"]
     assert outcome == "completed" or outcome.startswith("stopped by a safety damp"), outcome
+    assert (result.returncode == 0) == (outcome == "completed" and not fell), (result.returncode, outcome, fell)
+    assert ("result: COMPLETED" in out) == (result.returncode == 0), out[-2000:]
     names = [s["name"] for s in metrics["tracking"]["segments"]]
     full = ["walk 0.5 m/s", "turn (0.5 m/s, 0.5 rad/s)", "walk 1.0 m/s", "stop"]
     assert names and names == full[: len(names)], names
     assert metrics["loop_timing"]["cycles"] > 0
     states = [state for _, state in metrics["policy_states"]]
-    # (a fault latched before the session started is reset first: DAMP, PASSIVE may come before)
-    walk_from = states.index("STAND_UP") - 1
-    assert states[walk_from:walk_from + 4] == ["PASSIVE", "STAND_UP", "READY", "WALK"], states
+    assert states[:4] == ["PASSIVE", "STAND_UP", "READY", "WALK"], "no false fault before the session: " + str(states)
     assert states[-1] == "DAMP" and states.count("WALK") == 1, states
     report = (run_dir / "report.md").read_text()
     assert "Walking vx RMSE" in report and "plots/velocity.png" in report and "robot.mp4" in report

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -132,6 +133,49 @@ class RosProbe:
         self.executor.shutdown(timeout_sec=2)
         self.node.destroy_node()
         self.context.try_shutdown()
+
+
+def stamp_s(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def paired(odom, truth, tolerance_s: float = 0.02):
+    """(estimate, truth) pairs: each ground-truth message with the estimate stamped closest to it. Both are
+    stamped on the wall clock: the ground truth when the simulator publishes it (the instant it writes that
+    step's rt/lowstate), the odometry with the time of the rt/lowstate sample it was estimated from."""
+    t_est = np.array([stamp_s(m) for m in odom])
+    pairs = []
+    for gt in truth:
+        i = int(np.argmin(np.abs(t_est - stamp_s(gt))))
+        if abs(t_est[i] - stamp_s(gt)) < tolerance_s:
+            pairs.append((odom[i], gt))
+    return pairs
+
+
+def as_received(odom: list[tuple[float, object]], truth: list[tuple[float, object]]):
+    """(estimate, truth) pairs as a consumer sees them: each ground truth with the newest estimate that had
+    arrived before it did (both arrival times on the probe's clock)."""
+    t_odom = np.array([t for t, _ in odom])
+    pairs = []
+    for t, gt in truth:
+        i = int(np.searchsorted(t_odom, t, side="right")) - 1
+        if i >= 0:
+            pairs.append((odom[i][1], gt))
+    return pairs
+
+
+def wait_truth(probe, count: int, timeout_s: float = 90.0) -> None:
+    """Wait for `count` more ground-truth messages: simulated time (100 Hz of it), which on a loaded machine
+    runs slower than real time; judgements in simulated time do not depend on that."""
+    with probe.lock:
+        target = len(probe.truth) + count
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with probe.lock:
+            if len(probe.truth) >= target:
+                return
+        assert time.monotonic() < deadline, f"fewer than {count} ground-truth messages in {timeout_s} s"
+        time.sleep(0.05)
 
 
 @pytest.fixture

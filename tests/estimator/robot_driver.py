@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -43,6 +42,33 @@ def trot_feet(nominal_b: np.ndarray, vx: float, t: float, period_s: float, swing
     return feet
 
 
+class LatestJointPositions:
+    """Joint positions (SDK order) of the newest rt/lowstate sample, read on demand."""
+
+    def __init__(self, participant) -> None:
+        from cyclonedds.qos import Policy, Qos
+        from cyclonedds.sub import DataReader
+        from cyclonedds.topic import Topic
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
+
+        from surrogait_core.go2_wire_image import LowStateDecoder
+
+        self._reader = DataReader(participant, Topic(participant, go2_wire.LOWSTATE_TOPIC, LowState_),
+                                  Qos(Policy.History.KeepLast(1)))
+        self._decoder = LowStateDecoder()
+        self._q: np.ndarray | None = None
+
+    def joint_pos(self) -> np.ndarray | None:
+        """The newest joint positions received so far (None before the first sample)."""
+        from cyclonedds._clayer import ddspy_take
+        from cyclonedds.core import InstanceState, SampleState, ViewState
+
+        samples = ddspy_take(self._reader._ref, SampleState.Any | ViewState.Any | InstanceState.Any, 1)
+        if isinstance(samples, list) and samples and samples[-1][1].valid_data:
+            self._q = self._decoder.decode(samples[-1][0]).joint_pos.copy()
+        return self._q
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--domain", type=int, required=True)
@@ -54,22 +80,16 @@ def main() -> int:
     ap.add_argument("--done-file", type=Path, default=None, help="touched once standing is reached")
     args = ap.parse_args()
 
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
-    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+    from cyclonedds.domain import DomainParticipant
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
+    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
 
     ChannelFactoryInitialize(args.domain, "lo")
     spec = load_robot_spec("go2")
     kin = LegKinematics(spec)
-    lock = threading.Lock()
-    latest: dict = {}
-
-    def on_lowstate(msg) -> None:
-        q = np.array([m.q for m in msg.motor_state[:12]])
-        with lock:
-            latest["q"] = q
-
-    sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
-    sub.Init(on_lowstate, 1)
+    # Polled, not the SDK's ChannelSubscriber: its listener races the reader's creation and prints
+    # "[Reader] take sample error" (see surrogait_estimator.lowstate_stream).
+    reader = LatestJointPositions(DomainParticipant(args.domain))
     pub = ChannelPublisher(go2_wire.LOWCMD_TOPIC, LowCmd_)
     pub.Init()
     kp, kd, zeros = np.full(12, spec.nominal_kp), np.full(12, spec.nominal_kd), np.zeros(12)
@@ -84,8 +104,7 @@ def main() -> int:
             if t_first is None and now - t_start > 30.0:
                 print("robot_driver: no rt/lowstate within 30 s", file=sys.stderr)
                 return 1
-            with lock:
-                q_now = latest.get("q")
+            q_now = reader.joint_pos()
             if q_now is not None:
                 if q_start is None:
                     q_start, t_first = q_now.copy(), now
@@ -106,7 +125,6 @@ def main() -> int:
         for _ in range(5):
             pub.Write(go2_wire.fill_damping(go2_wire.new_lowcmd(), spec.nominal_kd))
             time.sleep(0.005)
-        sub.Close()
     return 0
 
 

@@ -121,3 +121,9 @@ def test_parser_catches_an_undeclared_parameter(tmp_path):
         console_script("surrogait_no_such_package", "x")
     with pytest.raises(LookupError, match="no executable"):
         console_script("surrogait_policy", "no_such_node")
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_the_safety_monitor_reads_the_contract_of_the_policy_that_runs(path):
+    nodes = {n.executable: merged_parameters(n) for n in parse_launch_file(path)}
+    assert nodes["safety_monitor"]["policy_path"] == nodes["policy_node"]["policy_path"]

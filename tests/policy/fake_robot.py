@@ -1,5 +1,5 @@
 """A stand-in Go2 on the wire for node tests (no physics): publishes rt/lowstate at 500 Hz with the
-robot standing still, records every rt/lowcmd, and prints a JSON summary when it ends.
+robot lying still in its folded pose, records every rt/lowcmd, and prints a JSON summary when it ends.
 
     python fake_robot.py <dds_domain> <seconds> <summary.json>
 """
@@ -10,17 +10,17 @@ import sys
 import threading
 import time
 
+import numpy as np
 from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
 from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
 from surrogait_core.go2_wire import LOWCMD_TOPIC, LOWSTATE_TOPIC, crc_ok, motor_commands
-from surrogait_core.robot_spec import load_robot_spec
 
 
 def main() -> None:
     domain, seconds, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-    pose = load_robot_spec("go2").default_joint_pos
+    pose = np.tile([0.0, 1.36, -2.65], 4)  # no physics: the joints stay where a powered-on Go2 lies
     ChannelFactoryInitialize(domain, "lo")
     lock, commands = threading.Lock(), []
 

@@ -36,7 +36,8 @@ def write_linear_policy(path: Path, contract: PolicyContract, weight: np.ndarray
 
 
 def write_test_policy(path: Path, robot: str = "go2", with_base_lin_vel: bool = False, **kwargs) -> Path:
-    contract = make_locomotion_contract(load_robot_spec(robot), with_base_lin_vel=with_base_lin_vel)
+    contract = make_locomotion_contract(load_robot_spec(robot), soft_joint_range_fraction=0.9,
+                                        with_base_lin_vel=with_base_lin_vel)
     return write_linear_policy(path, contract, **kwargs)
 
 

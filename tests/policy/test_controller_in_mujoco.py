@@ -11,7 +11,6 @@ from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_core.policy_controller import ControllerConfig, PolicyController
 from surrogait_core.policy_fsm import PolicyState
 from surrogait_core.policy_runner import PolicyRunner
-from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.demo import shipped_policy_path
 from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
 from surrogait_rehearsal.lowstate_writer import LowStateWriter
@@ -26,10 +25,8 @@ def roll_pitch(q):
 
 
 def test_stand_up_then_walk_at_half_a_metre_per_second():
-    spec = load_robot_spec("go2")
     sim = Go2Sim(SimConfig(initial_pose="lying"))
-    ctrl = PolicyController(PolicyRunner(OnnxPolicy(shipped_policy_path(), robot="go2"), spec.default_joint_pos,
-                                         (spec.joint_pos_lower, spec.joint_pos_upper)),
+    ctrl = PolicyController(PolicyRunner(OnnxPolicy(shipped_policy_path(), robot="go2")),
                             ControllerConfig(stand_up_duration_s=2.0))
     writer = LowStateWriter()
     log = []  # t, state, height, roll, pitch, vx

@@ -19,7 +19,7 @@ LYING = np.array([0.0, 1.36, -2.65] * 4)
 
 
 def controller(path, **config):
-    runner = PolicyRunner(OnnxPolicy(path, robot="go2"), SPEC.default_joint_pos)
+    runner = PolicyRunner(OnnxPolicy(path, robot="go2"))
     return PolicyController(runner, ControllerConfig(stand_up_duration_s=1.0, **config))
 
 
@@ -51,7 +51,7 @@ def test_passive_damps_then_stands_up_smoothly_then_holds_the_default_pose(go2_p
 
 
 def test_walk_runs_the_policy_with_the_clipped_command(tmp_path):
-    contract = make_locomotion_contract(SPEC)
+    contract = make_locomotion_contract(SPEC, soft_joint_range_fraction=0.9)
     # a policy whose action is tanh(command vx · 1) on every joint: shows the command reaches the network
     weight = np.zeros((contract.obs_size, 12))
     command_at = sum(t.size for t in contract.observation[: [t.name for t in contract.observation].index("command")])
@@ -89,7 +89,7 @@ def test_the_gait_clock_follows_the_robot_tick(go2_policy_path):
 
 
 def test_stop_walk_blends_back_to_the_default_pose(tmp_path):
-    contract = make_locomotion_contract(SPEC)
+    contract = make_locomotion_contract(SPEC, soft_joint_range_fraction=0.9)
     ctrl = controller(write_linear_policy(tmp_path / "p.onnx", contract, bias=np.full(12, 2.0)))
     run(ctrl, 0.0, 0.1)
     ctrl.request("stand_up", 0.1)
@@ -153,7 +153,7 @@ def test_stale_lowstate_damps_a_stiff_robot_and_blocks_stand_up(go2_policy_path)
 
 
 def test_non_finite_policy_output_damps(tmp_path):
-    contract = make_locomotion_contract(SPEC)
+    contract = make_locomotion_contract(SPEC, soft_joint_range_fraction=0.9)
     path = write_linear_policy(tmp_path / "nan.onnx", contract, bias=np.full(12, np.nan))
     ctrl = controller(path)
     run(ctrl, 0.0, 0.1)
@@ -183,3 +183,15 @@ def test_policy_needing_odometry_walks_only_with_fresh_estimates(tmp_path):
 def test_unknown_request_is_an_error(go2_policy_path):
     with pytest.raises(ValueError, match="unknown request"):
         controller(go2_policy_path).request("fly", 0.0)
+
+
+def test_a_damp_request_between_policy_steps_is_pending_until_the_next_cycle(go2_policy_path):
+    ctrl = controller(go2_policy_path)
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    assert not ctrl.damping_pending(), "nothing to switch while standing"
+    ctrl.on_safety_state(False, "e-stop", 1.205)  # arrives between two control periods
+    assert ctrl.damping_pending(), "the node must switch its stream to damping now, not at the next step"
+    out = ctrl.cycle(1.205)
+    assert out.targets.is_damping and not ctrl.damping_pending()

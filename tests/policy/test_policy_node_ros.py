@@ -52,7 +52,9 @@ def test_services_safety_state_and_diagnostics(tmp_path):
         op.spin_until(lambda: any(s.message.startswith("DAMP") for d in op.diagnostics for s in d.status))
         values = {kv.key: kv.value for kv in op.diagnostics[-1].status[0].values}
         assert {"state", "overruns", "period_p99_ms", "period_dev_p99_ms"} <= set(values)
-        assert abs(float(values["period_p50_ms"]) - 20.0) < 2.0
+        # the loop's period is the LowCmd stream's (500 Hz); the policy steps every tenth cycle (50 Hz)
+        assert abs(float(values["period_p50_ms"]) - 2.0) < 0.5
+        assert float(values["command_rate_hz"]) == 500.0 and float(values["policy_rate_hz"]) == 50.0
     finally:
         op.close()
         node.send_signal(signal.SIGINT)

@@ -1,8 +1,12 @@
 """Rehearsal: the shipped policy stands the simulated Go2 up and walks it, over the real wire.
 
-Separate processes — the MuJoCo Go2 (`go2_sim`) and the `policy_node` — talk unitree_sdk2 DDS on
-loopback; this test drives the policy node through its ROS services and cmd_vel like an
-operator, and scores the walk against the simulator's ground truth.
+Separate processes — the MuJoCo Go2 (`go2_sim`), the `policy_node`, the state estimator and the
+safety monitor — talk unitree_sdk2 DDS on loopback; this test drives the policy node through its
+ROS services and cmd_vel like an operator, and scores the walk against the simulator's ground
+truth. It runs under both of the simulator's motor models: PD at the physics rate from the latest
+LowCmd (`driver`, as the robot's drivers) and a torque computed when a LowCmd arrives and held
+(`on_command`, as some simulator bridges): with the policy node's 500 Hz stream both must walk,
+and the safety monitor must raise no fault.
 """
 
 import os
@@ -13,7 +17,13 @@ import pytest
 from surrogait_rehearsal.demo import launch_rehearsal, run_session, shipped_policy_path
 from surrogait_rehearsal.demo_processes import ProcessGroup
 from surrogait_rehearsal.demo_session import Segment, Session, SessionError
-from surrogait_rehearsal.report import fall_metrics, load_session, simulator_metrics, tracking_metrics
+from surrogait_rehearsal.report import (
+    fall_metrics,
+    load_session,
+    read_fault_log,
+    simulator_metrics,
+    tracking_metrics,
+)
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)
@@ -25,13 +35,18 @@ SEGMENTS = [
 
 
 @pytest.mark.rehearsal
-def test_shipped_policy_stands_up_and_walks(tmp_path):
+@pytest.mark.parametrize("motor_model", ["driver", "on_command"])
+def test_shipped_policy_stands_up_and_walks(tmp_path, motor_model):
     policy = shipped_policy_path()
     assert policy.is_file(), f"the shipped policy {policy} is missing"
     env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
     link = {"dds_domain": DOMAIN, "network_interface": "lo"}
-    overrides = {"go2_sim": {**link, "log_path": str(tmp_path / "sim_log.npz"), "video_path": ""},
+    fault_log = tmp_path / "fault_log.jsonl"
+    overrides = {"go2_sim": {**link, "log_path": str(tmp_path / "sim_log.npz"), "video_path": "",
+                             "motor_model": motor_model},
+                 "estimator_node": link,
+                 "safety_monitor": {**link, "policy_path": str(policy), "fault_log_path": str(fault_log)},
                  "policy_node": {**link, "policy_path": str(policy)}}
     session = None
     with ProcessGroup(tmp_path / "logs", env) as group:
@@ -55,6 +70,8 @@ def test_shipped_policy_stands_up_and_walks(tmp_path):
 
     falls = fall_metrics(recorded)
     assert not falls["fell"], f"the robot fell: {falls}"
+    faults = [e for e in read_fault_log(fault_log) if e["event"] == "fault"]
+    assert not faults, f"the safety monitor raised a fault on a policy that honours its contract: {faults}"
     tracking = tracking_metrics(recorded)
     per_segment = {s["name"]: round(s["vx_mean"], 3) for s in tracking["segments"]}
     assert tracking["walking_vx_rmse"] <= VX_RMSE_LIMIT, (

@@ -17,6 +17,7 @@ from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
 from surrogait_core import go2_wire
+from surrogait_core.policy_controller import MotorTargets
 from surrogait_policy.lowcmd_writer import LowCmdWriter
 from surrogait_policy.lowstate_reader import LatestLowState
 
@@ -34,7 +35,7 @@ def main(domain: int) -> None:
     q, dq, kp, kd, tau = (np.arange(12) * s for s in (0.1, -0.05, 2.0, 0.25, 0.5))
     deadline = time.monotonic() + 10.0
     while not commands and time.monotonic() < deadline:  # until the reader has matched the writer
-        writer.write(q, dq, kp, kd, tau)
+        writer.write(MotorTargets(q, dq, kp, kd, tau))
         time.sleep(0.05)
 
     states = []

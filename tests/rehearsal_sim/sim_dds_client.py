@@ -1,13 +1,13 @@
 """A tiny robot-side client for the simulator tests, run as its own process (one DDS domain each).
 
     python sim_dds_client.py --domain 11 --mode monitor --duration 2.0
-    python sim_dds_client.py --domain 11 --mode stand --duration 3.0 [--bad-crc]
+    python sim_dds_client.py --domain 11 --mode stand --duration 3.0 [--bad-crc] [--rate-hz 500]
 
 monitor: only listens to rt/lowstate, for `duration` seconds from the first message (0: until
 stdin closes).
-stand: also writes LowCmd at 50 Hz, interpolating from the first joint positions it sees to the
-default pose over 1 s with the nominal PD gains, then holding (as a stand-up sequence does),
-for `duration` seconds of simulated time (lowstate ticks);
+stand: also writes LowCmd at `--rate-hz` (default 50 Hz, a policy's rate), interpolating from the
+first joint positions it sees to the default pose over 1 s with the nominal PD gains, then
+holding (as a stand-up sequence does), for `duration` seconds of simulated time (lowstate ticks);
 --bad-crc corrupts every message's CRC. Prints "receiving" once the stream is up, then one JSON
 line with what it saw: per message wall time, tick, CRC validity, gamepad keys; last joints.
 """
@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--mode", choices=("monitor", "stand"), default="monitor")
     ap.add_argument("--duration", type=float, default=2.0)
     ap.add_argument("--bad-crc", action="store_true")
+    ap.add_argument("--rate-hz", type=float, default=50.0, help="LowCmd rate in stand mode (and the loop's)")
     ap.add_argument("--fifo", type=int, default=20, help="SCHED_FIFO priority where permitted (0: normal)")
     args = ap.parse_args()
     if args.fifo:
@@ -120,7 +121,7 @@ def main() -> None:
             pub.Write(cmd)
             written += 1
         k += 1
-        time.sleep(max(0.0, t_start + k * 0.02 - time.monotonic()))
+        time.sleep(max(0.0, t_start + k / args.rate_hz - time.monotonic()))
 
     with lock:
         rows = list(seen)

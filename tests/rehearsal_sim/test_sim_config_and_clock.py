@@ -13,7 +13,7 @@ from surrogait_rehearsal.realtime import DeadlineClock, SimTimeEvery
 def test_defaults_are_the_documented_ones():
     cfg = SimNodeConfig.from_params({})
     assert (cfg.dds_domain, cfg.network_interface, cfg.lowstate_rate_hz) == (1, "lo", 500.0)
-    assert cfg.sim.physics_dt_s == 0.002 and cfg.sim.initial_pose == "lying"
+    assert cfg.sim.physics_dt_s == 0.002 and cfg.sim.initial_pose == "lying" and cfg.sim.motor_model == "driver"
 
 
 def test_sample_yaml_sets_only_declared_parameters():
@@ -41,6 +41,7 @@ def test_a_missing_interface_is_refused_with_the_list_of_real_ones():
     ({"lowstate_rate_hz": 100.0}, "lowstate_rate_hz"),
     ({"lowstate_rate_hz": 1000.0}, "lowstate_rate_hz"),
     ({"initial_pose": "sitting"}, "initial_pose"),
+    ({"motor_model": "bridge"}, "motor_model 'bridge': expected one of driver, on_command"),
     ({"realtime_factor": -1.0}, "realtime_factor"),
     ({"video_path": "robot.avi"}, "mp4"),
     ({"log_path": "log.csv"}, "npz"),

@@ -119,3 +119,32 @@ def test_gate_keeps_the_last_valid_command_and_counts_drops():
     stats = gate.snapshot()
     assert stats.accepted == 1 and stats.dropped["crc"] == 2 and stats.dropped_total == 2
     assert gate.counts() == (1, 2)
+
+
+def test_gate_numbers_the_valid_commands_so_the_physics_can_tell_a_new_one():
+    gate = LowCmdGate()
+    assert gate.latest_numbered() == (0, None)
+    good = _valid_cmd()
+    gate.receive(good)
+    seq, cmd = gate.latest_numbered()
+    assert seq == 1 and cmd is gate.latest()
+    bad = _valid_cmd()
+    bad.crc ^= 1
+    gate.receive(bad)
+    assert gate.latest_numbered()[0] == 1  # a dropped message is no new command
+    gate.receive(good)  # the same values again: still a new command
+    assert gate.latest_numbered()[0] == 2
+
+
+def test_a_stream_repeating_the_same_bytes_keeps_each_copys_verdict_and_numbers_every_arrival():
+    gate = LowCmdGate()
+    good = _valid_cmd().serialize()
+    assert gate.receive_sample(good) and gate.receive_sample(good)
+    seq, cmd = gate.latest_numbered()
+    assert seq == 2, "a re-sent command is a new arrival (on_command recomputes its torque)"
+    np.testing.assert_allclose(cmd.q, go2_wire.motor_commands(_valid_cmd()).q, atol=1e-6)
+    bad = _valid_cmd()
+    bad.motor_cmd[0].q = 1.5  # changed after sealing: CRC no longer matches
+    bad_bytes = bad.serialize()
+    assert not gate.receive_sample(bad_bytes) and not gate.receive_sample(bad_bytes)
+    assert gate.snapshot().dropped["crc"] == 2 and gate.latest_numbered()[0] == 2

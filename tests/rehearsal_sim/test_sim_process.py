@@ -159,6 +159,33 @@ def test_lowcmd_with_pd_to_the_default_pose_stands_the_robot_up(start_sim, dds_d
     assert video_path.stat().st_size > 1000 and "video:" in sim.log
 
 
+@pytest.mark.parametrize(("command_rate_hz", "stands"), [
+    (500.0, True),  # a new torque at nearly every physics step: as the robot's drivers
+    (10.0, False),  # a 10 Hz PD loop (the core diverges below ~23 Hz): proves each LowCmd sets the torque once
+])
+def test_on_command_motor_model_stands_the_robot_up_with_a_500_hz_stream(start_sim, dds_domain, tmp_path,
+                                                                         command_rate_hz, stands):
+    log_path = tmp_path / "sim_log.npz"
+    sim = start_sim(motor_model="on_command", log_path=str(log_path))
+    report = run_client(dds_domain, "--mode", "stand", "--duration", "3.0", "--rate-hz", str(command_rate_hz))
+    assert sim.stop() == 0, sim.log
+    assert "motor model on_command" in sim.log
+
+    log = np.load(log_path)
+    assert log["lowcmd_dropped"][-1] == 0
+    assert log["lowcmd_accepted"][-1] >= report["lowcmds_written"] - 5
+    # Judge the robot while the stream ran: afterwards on_command holds the last torque, with no PD.
+    t_end_s = report["rows"][-1]["tick"] / 1000.0
+    during = log["time_s"] <= t_end_s
+    assert log["base_pos_w"][0, 2] < 0.1  # started lying
+    last_half_second = during & (log["time_s"] > t_end_s - 0.5)
+    height_m = log["base_pos_w"][during][-1, 2]
+    fastest_joint_rad_s = np.abs(log["joint_vel"][last_half_second]).max()
+    standing = abs(height_m - SPEC.standing_base_height_m) < 0.03 and fastest_joint_rad_s < 1.0
+    assert standing == stands, (f"{report['lowcmds_written']} LowCmds: base height {height_m:.3f} m, "
+                                f"fastest joint {fastest_joint_rad_s:.1f} rad/s")
+
+
 def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, dds_domain, tmp_path):
     log_path = tmp_path / "sim_log.npz"
     sim = start_sim(log_path=str(log_path))
@@ -180,6 +207,7 @@ def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, dds
     ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
     ({"dds_domain": "eleven"}, "dds_domain"),
     ({"lowstate_rate_hz": 50.0}, "lowstate_rate_hz"),
+    ({"motor_model": "bridge"}, "motor_model 'bridge': expected one of driver, on_command"),
 ])
 def test_bad_parameters_give_a_clear_error_and_a_nonzero_exit(start_sim, params, message):
     sim = start_sim(wait=False, **params)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from surrogait_core.go2_wire import MODE_SERVO, Gamepad, LowStateView, MotorCommands
+from surrogait_core.locomotion_contract import make_locomotion_contract
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_train.config import EnvConfig
 
 SPEC = load_robot_spec("go2")
+# A policy contract as the trainer exports it (its soft joint range), for thresholds built as the node does.
+CONTRACT = make_locomotion_contract(SPEC, EnvConfig().soft_joint_range_fraction)
 N = 12
 
 

@@ -18,7 +18,7 @@ def linear_policy(tmp_path):
     from surrogait_core.contract import write_contract
     from surrogait_core.locomotion_contract import make_locomotion_contract
 
-    contract = make_locomotion_contract(load_robot_spec("go2"))
+    contract = make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9)
     rng = np.random.default_rng(0)
     w = rng.normal(size=(contract.obs_size, contract.action_size)).astype(np.float32) * 0.1
     graph = helper.make_graph(

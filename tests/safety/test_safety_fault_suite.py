@@ -18,4 +18,4 @@ def test_every_fault_of_the_issue_has_a_scenario_with_its_expected_cause():
 
 def test_silence_thresholds_are_the_monitors():
     th = default_thresholds(load_robot_spec("go2"))
-    assert SILENCE_CAUSES == {"lowstate_stale": th.stale_state_s, "policy_silent": th.policy_silent_s}
+    assert SILENCE_CAUSES == {"lowstate_stale": th.stale_state_s, "policy_silent": th.policy_silent_s(0.002)}

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from safety_helpers import SPEC, damping, lying_q, state, stiff
+from safety_helpers import CONTRACT, SPEC, damping, lying_q, state, stiff
 
 from surrogait_core.safety import SafetyMonitor, default_thresholds
 
-TH = default_thresholds(SPEC)
+# As the node builds them: the robot spec and a policy contract (control period, soft joint range).
+TH = default_thresholds(SPEC, CONTRACT)
 P = TH.control_period_s
 
 
@@ -294,3 +295,63 @@ def test_reset_when_not_latched_is_a_no_op():
     m = SafetyMonitor(TH)
     res = m.request_reset(0.0)
     assert res.accepted and res.events == []
+
+
+def stream_policy(m: SafetyMonitor, t0: float, t1: float, walk_targets=True, state_fn=state):
+    """A policy node at 500 Hz: LowCmd every 2 ms, new targets every 20 ms (changing while walking),
+    the same command re-sent (repeated) in between; lowstate at 500 Hz, checks at 200 Hz."""
+    results, cmd = [], None
+    for k in range(int(round((t1 - t0) / 0.001))):
+        t = t0 + k * 0.001
+        if k % 2 == 0:
+            m.on_lowstate(state_fn(), t)
+            if k % 20 == 0 or cmd is None:
+                q = SPEC.default_joint_pos + (0.01 * np.sin(40 * t) if walk_targets else 0.0)
+                cmd = stiff(q=q)
+                m.on_lowcmd(cmd, t)
+            else:
+                m.on_lowcmd(cmd, t, repeated=True)
+        if k % 5 == 0:
+            results.append((t, m.check(t)))
+    return results
+
+
+def test_a_500_hz_stream_that_stops_is_silent_after_20_ms_not_three_control_periods():
+    m = standing_monitor()
+    run = stream_policy(m, 0.001, 1.0)
+    assert not any(r.latched for _, r in run)
+    assert m.policy_silent_s() == pytest.approx(TH.policy_silent_min_s)
+    last_cmd = m.cmd_t
+    m.on_lowstate(state(), last_cmd + 0.018)
+    assert not m.check(last_cmd + 0.018).latched
+    r = m.check(last_cmd + 0.021)
+    assert r.latched and r.cause == "policy_silent" and r.write_damping
+
+
+def test_walking_with_a_stream_whose_targets_stopped_changing_is_a_stalled_policy():
+    m = standing_monitor()
+    m.on_policy_state("WALK", 0.0)
+    assert not any(r.latched for _, r in stream_policy(m, 0.001, 0.5))
+    # The stream goes on at 500 Hz, but the policy's output no longer advances.
+    run = stream_policy(m, 0.5, 1.0, walk_targets=False)
+    latched = [(t, r) for t, r in run if r.latched]
+    assert latched and latched[0][1].cause == "policy_stalled"
+    assert latched[0][0] - 0.5 == pytest.approx(TH.policy_stalled_s, abs=0.025)
+
+
+def test_constant_targets_are_fine_while_standing_and_walking_starts_with_a_clean_slate():
+    m = standing_monitor()
+    assert not any(r.latched for _, r in stream_policy(m, 0.001, 2.0, walk_targets=False)), "READY holds a pose"
+    m.on_policy_state("WALK", 2.0)  # the READY targets have not changed for two seconds
+    assert not any(r.latched for _, r in stream_policy(m, 2.0, 2.5)), "walking is not stalled from its first step"
+
+
+def test_a_pause_in_the_state_stream_while_the_motors_are_passive_is_not_a_fault():
+    m = SafetyMonitor(TH)
+    m.on_lowstate(state(q=lying_q()), 0.0)
+    m.on_lowcmd(damping(), 0.0)
+    m.on_lowcmd(damping(), 0.5)
+    assert not m.check(0.5).latched, "a simulator or robot that pauses while nothing is driven endangers nothing"
+    m.on_lowcmd(stiff(q=lying_q()), 0.6)
+    r = m.check(0.6 + TH.stale_state_s + 0.001)
+    assert r.latched and r.cause == "lowstate_stale", "once the motors are driven, a stale state is a fault"

@@ -6,11 +6,15 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE_CONFIG = Path(__file__).resolve().parents[2] / "ros2_ws" / "src" / "surrogait_safety" / "config"
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE_CONFIG = REPO / "ros2_ws" / "src" / "surrogait_safety" / "config"
+SHIPPED_POLICY = REPO / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
 
 
 def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
     params = tmp_path / "params.yaml"
+    if "policy_path" not in body:
+        body = f"    policy_path: {SHIPPED_POLICY}\n" + body
     params.write_text("safety_monitor:\n  ros__parameters:\n" + body)
     env = dict(os.environ, ROS_DOMAIN_ID="43", ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     return subprocess.run(["safety_monitor", "--ros-args", "--params-file", str(params)], capture_output=True,
@@ -22,7 +26,10 @@ def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
     ("    thresholds:\n      max_roll_rad: -0.5\n", "must be a finite number >= 0"),
     ("    thresholds:\n      damping_kd: 0.0\n", "damping_kd"),
     ("    check_rate_hz: 10.0\n", "check_rate_hz"),
-    ("    check_rate_hz: 40.0\n    thresholds:\n      control_period_s: 0.01\n", "below the control rate"),
+    ("    check_rate_hz: 40.0\n", "below the control rate 50 Hz"),
+    ("    thresholds:\n      control_period_s: 0.01\n", "reads the control period from the policy file's contract"),
+    ("    policy_path: ''\n", "'policy_path' is empty"),
+    ("    policy_path: no/such/policy.onnx\n", "policy file not found"),
     ("    robot: spot\n", "expected one of go2, go1"),
     ("    fault_log_path: /proc/no/such/dir/log.jsonl\n", "fault_log_path"),
     ("    network_interface: eth9\n", "network_interface 'eth9' does not exist"),
@@ -41,7 +48,7 @@ def test_shipped_params_file_is_complete_and_valid():
     text = (PACKAGE_CONFIG / "safety_monitor.yaml").read_text()
     params = yaml.safe_load(text)["safety_monitor"]["ros__parameters"]
     assert set(params) == {"robot", "dds_domain", "network_interface", "check_rate_hz", "realtime_priority",
-                           "odom_timeout_s", "fault_log_path", "thresholds"}
+                           "odom_timeout_s", "policy_path", "fault_log_path", "thresholds"}
     # Every tunable threshold is documented in the file (set or commented out with its default).
     for name in TUNABLE_FIELDS:
         assert f"{name}:" in text, name

@@ -4,13 +4,14 @@ import math
 
 import numpy as np
 import pytest
-from safety_helpers import SPEC, damping, lying_q, state, stiff
+from safety_helpers import CONTRACT, SPEC, damping, lying_q, state, stiff
 
 from surrogait_core.go2_wire import MODE_STOP
 from surrogait_core.safety import rules
 from surrogait_core.safety.thresholds import default_thresholds
 
-TH = default_thresholds(SPEC)
+# As the node builds them: the robot spec and a policy contract (control period, soft joint range).
+TH = default_thresholds(SPEC, CONTRACT)
 
 
 def causes(violations):
@@ -28,10 +29,12 @@ def test_state_finite_names_the_bad_field():
     assert out[0].values["fields"] == ["quat_wxyz"]
 
 
-def test_joint_position_margin():
+def test_joint_position_faults_past_the_soft_range_before_the_stop():
     q = SPEC.default_joint_pos.copy()
     assert rules.check_joint_position(q, TH) == []
-    q[2] = SPEC.joint_pos_upper[2] - 0.5 * TH.joint_pos_margin_rad  # FR calf just inside its limit
+    q[2] = TH.soft_joint_pos_upper[2]  # FR calf at its soft limit: where the policy's targets are clipped
+    assert rules.check_joint_position(q, TH) == [], "a joint at its soft limit honours the contract"
+    q[2] = SPEC.joint_pos_upper[2] - 0.01  # FR calf just inside its stop
     out = rules.check_joint_position(q, TH)
     assert causes(out) == ["joint_position_limit"] and out[0].values["joint"] == "FR_calf"
     q = SPEC.default_joint_pos.copy()
@@ -160,5 +163,5 @@ def test_command_target_jump():
 
 
 def test_lying_pose_is_near_the_knee_limit():
-    # Why the position rule is gated on standing: the lying pose is within the margin of the knee limit.
+    # Why the position rule is gated on standing: the lying pose is past the knee's soft range.
     assert causes(rules.check_joint_position(lying_q() - 0.03 * np.tile([0, 0, 1], 4), TH)) == ["joint_position_limit"]

@@ -1,4 +1,5 @@
-"""The shipped Go2 policy, evaluated through the deployment path (ObservationBuilder + OnnxPolicy).
+"""The shipped Go2 policy, evaluated through the deployment path (PolicyRunner: ObservationBuilder + OnnxPolicy
++ the contract's soft joint range).
 
 Full issue protocol: 32 held-out episodes x 10 s, commands vx in [0.3, 1.0], |vy| <= 0.3, |yaw| <= 0.5;
 "walks" = no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s (see pretrained/README.md).
@@ -9,7 +10,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from surrogait_core.contract import read_contract
+import numpy as np
+
+from surrogait_core.contract import SCHEMA_VERSION, read_contract
+from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.evaluate import evaluate_policy
 
 SHIPPED = Path(str(resources.files("surrogait_train") / "pretrained" / "go2_trot.onnx"))
@@ -18,12 +22,19 @@ SHIPPED = Path(str(resources.files("surrogait_train") / "pretrained" / "go2_trot
 def test_shipped_policy_is_small_and_carries_its_contract():
     assert SHIPPED.stat().st_size < 400 * 1024
     contract = read_contract(SHIPPED, robot="go2")
+    assert contract.schema_version == SCHEMA_VERSION
     assert contract.gait.name == "trot" and contract.control_dt_s == 0.02
+    spec = load_robot_spec("go2")
+    assert np.all(spec.joint_pos_lower < contract.soft_joint_pos_lower)
+    assert np.all(np.asarray(contract.soft_joint_pos_upper) < spec.joint_pos_upper)
+    np.testing.assert_allclose(contract.default_joint_pos, spec.default_joint_pos)
 
 
-def test_shipped_policy_walks():
+def test_shipped_policy_walks_and_keeps_its_joints_in_the_soft_range():
     result = evaluate_policy(SHIPPED, num_episodes=32, episode_s=10.0)
     assert result.fall_rate == 0.0, [c for c, f in zip(result.commands, result.fell, strict=True) if f]
     assert result.vx_rmse <= 0.15, result.vx_rmse
     assert result.yaw_rate_rmse <= 0.2, result.yaw_rate_rmse
     assert result.walks
+    # trained with its targets clipped to the soft range and joints outside it penalised
+    assert result.soft_range_excess_rad <= 0.01, (result.soft_range_excess_rad, result.soft_range_excess_joint)

@@ -3,6 +3,7 @@
 surrogait-train train [--config FILE] [--run-dir DIR] [--resume] [key=value ...]
 surrogait-train export --run-dir DIR [--checkpoint FILE] [--out policy.onnx]
 surrogait-train eval POLICY.onnx [--episodes 32] [--seconds 10] [--out metrics.json]
+surrogait-train upgrade-contract OLD.onnx --out NEW.onnx     # a schema-1 policy file under schema 2
 """
 
 from __future__ import annotations
@@ -83,11 +84,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         f"{args.policy}: {result.episodes} episodes x {result.episode_s:.0f} s  fall rate {result.fall_rate:.3f}  "
         f"vx RMSE {result.vx_rmse:.3f}  vy RMSE {result.vy_rmse:.3f}  yaw-rate RMSE {result.yaw_rate_rmse:.3f}  "
         f"CoT {result.cost_of_transport:.2f}  foot slip {result.foot_slip_m_s:.3f} m/s  "
+        f"outside soft range by up to {result.soft_range_excess_rad:.3f} rad {result.soft_range_excess_joint}  "
         f"(gait-period averaged: vx RMSE {result.vx_rmse_gait_avg:.3f}, "
         f"yaw-rate RMSE {result.yaw_rate_rmse_gait_avg:.3f})"
     )
     verdict = "WALKS" if result.walks else "DOES NOT WALK"
     print(f"{verdict} (needs no falls, vx RMSE <= {WALK_VX_RMSE}, yaw-rate RMSE <= {WALK_YAW_RMSE}); metrics: {out}")
+    return 0
+
+
+def _cmd_upgrade_contract(args: argparse.Namespace) -> int:
+    from surrogait_train.upgrade import upgrade_contract_file
+
+    contract, warnings = upgrade_contract_file(args.policy, args.out)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"upgraded {args.policy} -> {args.out}: contract schema 1 -> {contract.schema_version}, network unchanged")
     return 0
 
 
@@ -120,6 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=10_000, help="held-out evaluation seed")
     p.add_argument("--out", default=None, help="metrics JSON (default POLICY.eval.json)")
     p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser(
+        "upgrade-contract",
+        help="rewrite a schema-1 policy's contract as schema 2 (soft joint range, default pose: from the robot model)",
+    )
+    p.add_argument("policy", help="ONNX policy with a schema-1 contract")
+    p.add_argument("--out", required=True, help="upgraded ONNX path (the network is copied unchanged)")
+    p.set_defaults(func=_cmd_upgrade_contract)
     return parser
 
 

@@ -38,6 +38,10 @@ class EnvConfig:
     gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
     gait_period_s: float = 0.0  # 0 = the gait's own period; otherwise overrides it (the contract records it)
     init_joint_noise_rad: float = 0.05
+    # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
+    # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
+    # place this default is defined.
+    soft_joint_range_fraction: float = 0.9
     fall_height_m: float = 0.16  # base origin below this: a fall
     fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
 
@@ -60,6 +64,7 @@ class RewardConfig:
     stance_foot_vel: float = -0.5  # squared horizontal foot velocity on scheduled stance legs
     foot_placement: float = -5.0  # squared error of foot xy to the Raibert-style reference
     joint_ref: float = 0.0  # squared error of joint angles to the IK of the clock's foot reference
+    joint_pos_limits: float = -10.0  # rad by which joints are outside the soft joint range, summed (legged_gym)
     alive: float = 0.5
 
 

@@ -12,10 +12,10 @@ API (non-differentiable; also what a PPO baseline wraps):
         info["lin_vel_error"], info["yaw_rate_error"] (N,) tracking errors.
 
 Actions map to joint targets exactly as in deployment: targets = offset + scale * clip(a)
-(`PolicyContract.action`, SDK order). The policy runs at `physics_dt_s * substeps` (50 Hz by
-default); the joint PD runs inside every physics step (see physics.py). Robots that fall or
-time out are reset in the same call; velocity commands are resampled every
-`command_resample_s`. Observations come from `ObservationBuilder(contract)` on torch tensors.
+(`PolicyContract.action`, SDK order), clipped to the contract's soft joint range. The policy
+runs at `physics_dt_s * substeps` (50 Hz by default); the joint PD runs inside every physics step
+(see physics.py). Robots that fall or time out are reset in the same call; velocity commands
+are resampled every `command_resample_s`. Observations come from `ObservationBuilder(contract)` on torch tensors.
 
 The differentiable path (diff_env.SurrogateRollout) calls `_step` with a transition function
 that replaces MuJoCo's state values by an aligned surrogate state carrying gradients.
@@ -57,6 +57,7 @@ def make_contract(cfg: EnvConfig) -> PolicyContract:
         control_dt_s=cfg.physics_dt_s * cfg.substeps,
         kp=cfg.kp,
         kd=cfg.kd,
+        soft_joint_range_fraction=cfg.soft_joint_range_fraction,
     )
 
 
@@ -82,7 +83,9 @@ class LocomotionEnv:
         self.action_scale = torch.tensor(self.contract.action.scale, dtype=torch.float32)
         self.action_offset = torch.tensor(self.contract.action.offset, dtype=torch.float32)
         self.torque_limit = torch.tensor(self.spec.joint_torque_limit, dtype=torch.float32)
-        self.default_joint_pos = torch.tensor(self.spec.default_joint_pos, dtype=torch.float32)
+        self.default_joint_pos = torch.tensor(self.contract.default_joint_pos, dtype=torch.float32)
+        self.soft_joint_pos_lower = torch.tensor(self.contract.soft_joint_pos_lower, dtype=torch.float32)
+        self.soft_joint_pos_upper = torch.tensor(self.contract.soft_joint_pos_upper, dtype=torch.float32)
         with torch.no_grad():
             self.nominal_feet_b = self.kinematics(self.default_joint_pos)[0]  # (4, 3)
         self.total_mass_kg = self.spec.total_mass_kg
@@ -150,8 +153,13 @@ class LocomotionEnv:
         return (q_ref - self.action_offset) / self.action_scale
 
     def joint_targets(self, actions: torch.Tensor) -> torch.Tensor:
+        """Joint targets (rad, SDK order) as deployment's PolicyRunner makes them: inside the soft joint range.
+
+        A clipped target carries no gradient to its action, as it has no effect on the robot.
+        """
         clip = self.contract.action.clip
-        return self.action_offset + self.action_scale * actions.clamp(-clip, clip)
+        targets = self.action_offset + self.action_scale * actions.clamp(-clip, clip)
+        return targets.clamp(self.soft_joint_pos_lower, self.soft_joint_pos_upper)
 
     def close(self) -> None:
         self.physics.close()
@@ -178,7 +186,7 @@ class LocomotionEnv:
         reward, terms = compute_rewards(
             state, actions, self.last_action, targets, self.commands, phases, self.gait, self.kinematics,
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
-            self.reward_cfg,
+            (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)

@@ -1,8 +1,10 @@
 """Evaluate an exported ONNX policy in MuJoCo through the deployment path.
 
-Per control step: raw terms (SDK order, body frame) -> `ObservationBuilder(contract).build`
--> `OnnxPolicy.act` -> `OnnxPolicy.joint_targets` -> MuJoCo PD physics. The robot, gains,
-control period and gait come from the ONNX file's contract; only the physics is ours.
+Per control step, through the policy node's own `PolicyRunner` (batched): raw terms (SDK order,
+body frame; joint positions relative to the contract's default pose) -> `ObservationBuilder` ->
+`OnnxPolicy.act` -> joint targets clipped to the contract's soft joint range -> MuJoCo PD physics.
+The robot, default pose, soft range, gains, control period and gait come from the ONNX file's
+contract; only the physics is ours.
 
 Held-out seeds and a fixed command set: command i of `num_episodes` is a deterministic
 low-discrepancy point in vx in [0.3, 1.0], |vy| <= 0.3, |yaw rate| <= 0.5. Episodes do not
@@ -24,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrogait_core.observation import ObservationBuilder
 from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy_runner import PolicyRunner
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS
 
@@ -64,6 +66,8 @@ class EvalResult:
     yaw_rate_rmse_gait_avg: float
     cost_of_transport: float
     foot_slip_m_s: float
+    soft_range_excess_rad: float  # largest excursion of a joint outside the contract's soft range (0: never)
+    soft_range_excess_joint: str  # the joint of that excursion ("" if none)
     walks: bool
     commands: list[list[float]]
     per_episode_vx_rmse: list[float]
@@ -100,16 +104,14 @@ def evaluate_policy(
         episode_length_s=episode_s + 1.0,
         init_joint_noise_rad=0.02,
     )
-    env = LocomotionEnv(env_cfg, seed=seed)
-    env.gait = contract.gait  # the clock the policy was trained with, whatever its period
-    builder = ObservationBuilder(contract)  # the deployment builder, on numpy
+    env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
+    runner = PolicyRunner(policy)  # the deployment path, on a batch of robots
+    runner.reset(num_robots=num_episodes)
     env.reset(seed=seed, randomize_episode_start=False)
     cmds = command_set(num_episodes) if commands is None else np.asarray(commands, dtype=np.float64)
-    env.commands = torch.as_tensor(cmds, dtype=torch.float32)
     n = num_episodes
     steps = int(round(episode_s / contract.control_dt_s))
     settle = int(round(settle_s / contract.control_dt_s))
-    last_action = np.zeros((n, contract.action_size), dtype=np.float32)
     alive = np.ones(n, dtype=bool)
     errors = np.zeros((steps, n, 3))
     valid = np.zeros((steps, n), dtype=bool)
@@ -117,20 +119,21 @@ def evaluate_policy(
     distance = np.zeros(n)
     slip_sum = np.zeros(n)
     slip_count = np.zeros(n)
+    soft_lower, soft_upper = runner.soft_joint_pos_lower, runner.soft_joint_pos_upper
+    excess = np.zeros(contract.action_size)  # per joint, over alive robots and all steps
     state = env.state
     for t in range(steps):
-        raw = {k: v.numpy().astype(np.float64) for k, v in env.raw_terms(state, torch.zeros(n, 12)).items()}
-        raw["command"] = cmds
-        raw["last_action"] = last_action
-        obs = builder.build(raw)
-        action = policy.act(obs)
-        targets = policy.joint_targets(action)
-        last_action = policy.clip_action(action).astype(np.float32)
+        terms = runner.terms(
+            state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
+            state.joint_vel.numpy(), cmds, np.full(n, t * contract.control_dt_s), state.base_lin_vel_b.numpy(),
+        )  # fmt: skip
+        targets = runner.act(terms).joint_targets
         state, touch = env.advance_physics(targets)
-        env.episode_step += 1
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
         fell = (st["base_height"] < env_cfg.fall_height_m) | (st["projected_gravity_b"][:, 2] > env_cfg.fall_tilt_gz)
         alive &= ~fell
+        outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
+        excess = np.maximum(excess, np.max(outside[alive], axis=0, initial=0.0))
         # power: |tau * dq| summed over joints, tau from the PD law and torque limits
         tau = np.clip(
             contract.kp[0] * (targets - st["joint_pos"]) - contract.kd[0] * st["joint_vel"],
@@ -176,6 +179,8 @@ def evaluate_policy(
         yaw_rate_rmse_gait_avg=float(rmse_w[2]),
         cost_of_transport=cot,
         foot_slip_m_s=float(slip_sum.sum() / max(slip_count.sum(), 1)),
+        soft_range_excess_rad=float(excess.max()),
+        soft_range_excess_joint=contract.joint_names[int(excess.argmax())] if excess.max() > 0 else "",
         walks=walks,
         commands=cmds.round(4).tolist(),
         per_episode_vx_rmse=per_ep.round(4).tolist(),

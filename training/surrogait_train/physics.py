@@ -7,7 +7,8 @@ actuator on the compiled MjModel:
     tau = clamp(kp * (ctrl - q) - kd * qdot, -tau_max, tau_max),   ctrl in the joint range
 
 (gain `kp`, affine bias `(0, -kp, -kd)`, forcerange = the spec's torque limit, ctrlrange =
-joint range). With fixed joint targets as controls, `mujoco.rollout` then advances every
+joint range: only a backstop, since the environment already clips targets to the contract's
+narrower soft joint range). With fixed joint targets as controls, `mujoco.rollout` then advances every
 robot `substeps` physics steps per policy step in C++ worker threads (no Python per robot).
 
 Touch sensors on the feet (added to the model) give the contact schedule the surrogate uses.

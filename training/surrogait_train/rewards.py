@@ -6,6 +6,9 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
 - velocity tracking  exp(-|v_xy - cmd_xy|^2 / sigma),  exp(-(w_z - cmd_yaw)^2 / sigma)
 - posture            |g_xy|^2,  (h - h*)^2,  v_z^2,  |w_xy|^2
 - effort             |a_t - a_{t-1}|^2,  |tau|^2
+- joint limits       sum_j max(lower_j - q_j, 0) + max(q_j - upper_j, 0) over the soft joint range
+                     (legged_gym's dof_pos_limits; targets are clipped to that range, positions can
+                     still overshoot it)
 - gait (clock-driven dense kinematic targets, PAPER.md "levers"):
     swing height     (z_foot - z_ref(phase))^2, z_ref = r + H sin(pi s) in swing (s: swing progress), r in stance
     stance still     scheduled-stance feet: |v_foot,xy|^2
@@ -50,6 +53,11 @@ def gait_reference(
     return xy, height, stance
 
 
+def soft_range_violation(joint_pos: torch.Tensor, lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:
+    """rad by which joints are outside [lower, upper], summed over the joints (N,): 0 inside the range."""
+    return ((lower - joint_pos).clamp(min=0) + (joint_pos - upper).clamp(min=0)).sum(-1)
+
+
 def compute_rewards(
     state: RobotState,
     action: torch.Tensor,
@@ -65,6 +73,7 @@ def compute_rewards(
     kd: float,
     torque_limit: torch.Tensor,
     default_joint_pos: torch.Tensor,
+    soft_joint_pos_range: tuple[torch.Tensor, torch.Tensor],
     cfg: RewardConfig,
     dt: float,
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -86,6 +95,7 @@ def compute_rewards(
         joint_ref_err = torch.zeros_like(state.base_height)
     torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
 
+    outside_soft_range = soft_range_violation(state.joint_pos, *soft_joint_pos_range)
     lin_err = ((command[:, :2] - v[:, :2]) ** 2).sum(-1)
     yaw_err = (command[:, 2] - w[:, 2]) ** 2
     terms = {
@@ -101,6 +111,7 @@ def compute_rewards(
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),
         "foot_placement": cfg.foot_placement * ((feet_b[..., :2] - ref_xy) ** 2).sum(-1).sum(-1),
         "joint_ref": cfg.joint_ref * joint_ref_err,
+        "joint_pos_limits": cfg.joint_pos_limits * outside_soft_range,
         "alive": cfg.alive * torch.ones_like(lin_err),
     }
     weighted = torch.stack(list(terms.values())) * dt  # (terms, N): one op per step, not one per term

@@ -1,8 +1,13 @@
 """The policy contract: everything a policy depends on, stored inside its ONNX file.
 
 Export writes it into the model's `metadata_props`; deployment and evaluation read it
-back, so joint order, observation scales, action mapping, PD gains, control period and gait
-clock can never drift from what the policy was trained with.
+back, so joint order, default pose, observation scales, action mapping, soft joint range, PD
+gains, control period and gait clock can never drift from what the policy was trained with.
+
+Schema history (a file of another version is refused, never migrated silently):
+  1  the default pose and joint range came from the robot model at load time
+  2  adds `default_joint_pos` and the soft joint range (`soft_joint_pos_lower/upper`);
+     `surrogait-train upgrade-contract` rewrites a version-1 file's contract
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 METADATA_KEY = "surrogait.contract"
 SCHEMA_KEY = "surrogait.schema_version"
 
@@ -89,12 +94,22 @@ class CommandRanges:
 
 @dataclasses.dataclass(frozen=True)
 class PolicyContract:
+    """Per-joint fields are in `joint_names` order (the SDK's: FR, FL, RR, RL x hip, thigh, calf)."""
+
     robot: str
     joint_names: tuple[str, ...]
     observation: tuple[ObsTerm, ...]
     action: ActionSpec
     kp: tuple[float, ...]
     kd: tuple[float, ...]
+    # rad; `joint_pos_rel` is measured from it. Stored, not read from the robot model at load time,
+    # so that a regenerated model cannot change a trained policy's input.
+    default_joint_pos: tuple[float, ...]
+    # rad; joint targets are clipped to [lower, upper] in training and deployment alike. Strictly
+    # inside the robot's hard joint range, so a policy that does what training allowed keeps its
+    # joints clear of the stops, where the safety monitor faults.
+    soft_joint_pos_lower: tuple[float, ...]
+    soft_joint_pos_upper: tuple[float, ...]
     control_dt_s: float = 0.02
     gait: GaitSpec = GaitSpec()
     command_ranges: CommandRanges = CommandRanges()
@@ -128,9 +143,22 @@ class PolicyContract:
             raw = json.loads(text)
         except json.JSONDecodeError as e:
             raise MalformedContractError(f"{source}: contract metadata is not valid JSON ({e})") from None
+        return cls.from_dict(raw, source)
+
+    @classmethod
+    def from_dict(cls, raw: object, source: str = "<dict>") -> PolicyContract:
+        """The contract from its parsed JSON object; refuses other schema versions and bad fields."""
         if not isinstance(raw, dict):
             raise MalformedContractError(f"{source}: contract metadata must be a JSON object")
         version = raw.get("schema_version")
+        if version == 1:
+            raise SchemaVersionError(
+                f"{source}: contract schema version 1 has no stored default pose and no soft joint range, "
+                f"and this surrogait reads version {SCHEMA_VERSION}. Re-export the policy with "
+                f"`surrogait-train export`, or run `surrogait-train upgrade-contract {source} --out NEW.onnx` "
+                "(adds the robot model's soft range and default pose; the policy was not trained with that "
+                "soft range)"
+            )
         if version != SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{source}: contract schema version {version!r}, this surrogait reads version "
@@ -144,6 +172,9 @@ class PolicyContract:
                 action=ActionSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["action"].items()}),
                 kp=tuple(raw["kp"]),
                 kd=tuple(raw["kd"]),
+                default_joint_pos=tuple(raw["default_joint_pos"]),
+                soft_joint_pos_lower=tuple(raw["soft_joint_pos_lower"]),
+                soft_joint_pos_upper=tuple(raw["soft_joint_pos_upper"]),
                 control_dt_s=float(raw["control_dt_s"]),
                 gait=GaitSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["gait"].items()}),
                 command_ranges=CommandRanges(**{k: tuple(v) for k, v in raw["command_ranges"].items()}),
@@ -157,9 +188,20 @@ class PolicyContract:
     def validate(self, source: str = "<contract>") -> None:
         n = len(self.joint_names)
         problems = []
-        for field in ("kp", "kd"):
+        for field in ("kp", "kd", "default_joint_pos", "soft_joint_pos_lower", "soft_joint_pos_upper"):
             if len(getattr(self, field)) != n:
                 problems.append(f"{field} has {len(getattr(self, field))} entries for {n} joints")
+        lower, upper = self.soft_joint_pos_lower, self.soft_joint_pos_upper
+        if len(lower) == len(upper) == n:
+            # `not lo < hi` also catches NaN
+            empty = [self.joint_names[i] for i in range(n) if not lower[i] < upper[i]]
+            if empty:
+                problems.append(f"soft joint range needs lower < upper, not so for {', '.join(empty)}")
+            elif len(self.default_joint_pos) == n:
+                outside = [self.joint_names[i] for i in range(n)
+                           if not lower[i] <= self.default_joint_pos[i] <= upper[i]]
+                if outside:
+                    problems.append(f"default_joint_pos is outside the soft joint range for {', '.join(outside)}")
         if len(self.action.scale) != n or len(self.action.offset) != n:
             problems.append(f"action scale/offset must have {n} entries")
         if self.control_dt_s <= 0:
@@ -199,8 +241,8 @@ def write_contract(onnx_path: Path | str, contract: PolicyContract) -> None:
     tmp.replace(onnx_path)
 
 
-def read_contract(onnx_path: Path | str, robot: str | None = None) -> PolicyContract:
-    """Read and check the contract of an ONNX policy; `robot` refuses a policy for another robot."""
+def read_contract_json(onnx_path: Path | str) -> dict:
+    """The raw contract of an ONNX policy as a JSON object, of whatever schema version (for upgrades)."""
     import onnx
 
     path = Path(onnx_path)
@@ -216,7 +258,42 @@ def read_contract(onnx_path: Path | str, robot: str | None = None) -> PolicyCont
             f"{path}: no surrogait policy contract in the ONNX metadata; this file was not exported "
             "by `surrogait-train export`"
         )
-    contract = PolicyContract.from_json(meta[METADATA_KEY], source=str(path))
+    try:
+        raw = json.loads(meta[METADATA_KEY])
+    except json.JSONDecodeError as e:
+        raise MalformedContractError(f"{path}: contract metadata is not valid JSON ({e})") from None
+    if not isinstance(raw, dict):
+        raise MalformedContractError(f"{path}: contract metadata must be a JSON object")
+    return raw
+
+
+def read_contract(onnx_path: Path | str, robot: str | None = None) -> PolicyContract:
+    """Read and check the contract of an ONNX policy; `robot` refuses a policy for another robot."""
+    contract = PolicyContract.from_dict(read_contract_json(onnx_path), source=str(onnx_path))
     if robot is not None:
-        contract.check_robot(robot, str(path))
+        contract.check_robot(robot, str(onnx_path))
     return contract
+
+
+def upgrade_contract_v1(
+    raw: dict,
+    default_joint_pos: tuple[float, ...],
+    soft_joint_pos_lower: tuple[float, ...],
+    soft_joint_pos_upper: tuple[float, ...],
+    source: str = "<contract>",
+) -> PolicyContract:
+    """A version-1 contract (JSON object) with the fields version 2 added; everything else is kept.
+
+    The caller chooses the new fields (surrogait-train's `upgrade-contract` takes them from the robot
+    model) and must tell the user that the policy was trained without that soft range.
+    """
+    if raw.get("schema_version") != 1:
+        raise SchemaVersionError(f"{source}: contract schema version {raw.get('schema_version')!r}, not 1")
+    upgraded = {
+        **raw,
+        "default_joint_pos": [float(x) for x in default_joint_pos],
+        "soft_joint_pos_lower": [float(x) for x in soft_joint_pos_lower],
+        "soft_joint_pos_upper": [float(x) for x in soft_joint_pos_upper],
+        "schema_version": SCHEMA_VERSION,
+    }
+    return PolicyContract.from_dict(upgraded, source)

@@ -21,7 +21,7 @@ KNOWN_TERMS: dict[str, str] = {
     "base_ang_vel_b": "base angular velocity in the body frame (IMU gyroscope), rad/s",
     "projected_gravity_b": "unit gravity direction in the body frame",
     "command": "velocity command (vx m/s, vy m/s, yaw rate rad/s), body frame",
-    "joint_pos_rel": "joint position minus the default pose, rad, SDK order",
+    "joint_pos_rel": "joint position minus the contract's default_joint_pos, rad, SDK order",
     "joint_vel": "joint velocity, rad/s, SDK order",
     "last_action": "the policy's previous (clipped) action",
     "gait_clock": "sin and cos of each leg's gait phase",

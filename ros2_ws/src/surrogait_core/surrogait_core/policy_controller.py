@@ -2,7 +2,9 @@
 
 ROS-free and clock-free (callers pass `now_s`), so the node's whole decision logic is unit-tested
 without rclpy or DDS. The node feeds it inputs (robot state, estimator velocity, safety state,
-operator requests) and, once a cycle, asks `cycle(now_s)` for the motor targets to write.
+operator requests) and, once a control period, asks `cycle(now_s)` for the motor targets; between
+policy steps it re-sends them at the motor rate, and asks for a cycle at once when
+`damping_pending()` says a damping state was entered meanwhile.
 Methods are guarded by one lock because the node calls them from three threads (DDS reader,
 ROS executor, control loop); every call is short.
 """
@@ -155,6 +157,11 @@ class PolicyController:
             if not targets.is_damping:
                 self._last_q = targets.q
             return CycleOutput(state, targets, command, inference_s, state_age)
+
+    def damping_pending(self) -> bool:
+        """A damping state was entered since the last cycle (a request from another thread): the motor
+        stream must switch to damping now, not up to a control period later."""
+        return self.fsm.state in DAMPING_STATES and self._last_state not in DAMPING_STATES
 
     @property
     def state(self) -> PolicyState:

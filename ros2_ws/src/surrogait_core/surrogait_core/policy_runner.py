@@ -1,13 +1,16 @@
 """One policy step on the robot: LowState + command + gait clock + last action → joint targets.
 
 The observation goes through the same `ObservationBuilder` and `OnnxPolicy` that training-time
-evaluation uses (ARCHITECTURE.md, principle 3); this module only gathers the raw terms.
+evaluation uses (ARCHITECTURE.md, principle 3); this module only gathers the raw terms. The default
+pose and the soft joint range come from the policy's contract, never from the robot model, so the
+robot sees what training saw.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -19,7 +22,7 @@ from surrogait_core.onnx_policy import OnnxPolicy
 
 @dataclasses.dataclass(frozen=True)
 class PolicyOutput:
-    joint_targets: np.ndarray  # rad, SDK order
+    joint_targets: np.ndarray  # rad, SDK order, inside the contract's soft joint range
     action: np.ndarray  # clipped network output
     inference_s: float  # onnxruntime time for this step
 
@@ -29,31 +32,33 @@ class PolicyOutput:
 
 
 class PolicyRunner:
-    def __init__(self, policy: OnnxPolicy, default_joint_pos: np.ndarray,
-                 joint_pos_range: tuple[np.ndarray, np.ndarray] | None = None):
-        """`joint_pos_range` (lower, upper; rad, SDK order) clips the targets as training's position
-        actuators do (their control range is the joint range), so the robot sees what training saw
-        and no target asks a motor to drive into its stop."""
+    """Raw terms → observation → action → joint targets, for one robot or (evaluation) a batch."""
+
+    def __init__(self, policy: OnnxPolicy):
         self.policy = policy
-        self.joint_pos_range = joint_pos_range
         self.contract = policy.contract
         self.builder = ObservationBuilder(self.contract)
-        self.default_joint_pos = np.asarray(default_joint_pos, dtype=np.float64)
+        self.default_joint_pos = np.asarray(self.contract.default_joint_pos, dtype=np.float64)
+        self.soft_joint_pos_lower = np.asarray(self.contract.soft_joint_pos_lower, dtype=np.float64)
+        self.soft_joint_pos_upper = np.asarray(self.contract.soft_joint_pos_upper, dtype=np.float64)
         self.needs_base_lin_vel = "base_lin_vel_b" in self.contract.estimator_terms
         self.last_action = np.zeros(self.contract.action_size)
 
-    def reset(self) -> None:
-        """Forget the previous action (called when walking starts)."""
-        self.last_action = np.zeros(self.contract.action_size)
+    def reset(self, num_robots: int | None = None) -> None:
+        """Forget the previous action (called when walking starts); `num_robots` for batched evaluation."""
+        shape = (self.contract.action_size,) if num_robots is None else (num_robots, self.contract.action_size)
+        self.last_action = np.zeros(shape)
 
-    def raw_terms(self, state: LowStateView, command: np.ndarray, gait_time_s: float,
-                  base_lin_vel_b: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def terms(self, base_ang_vel_b: np.ndarray, projected_gravity_b: np.ndarray, joint_pos: np.ndarray,
+              joint_vel: np.ndarray, command: np.ndarray, gait_time_s: float | np.ndarray,
+              base_lin_vel_b: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Raw observation terms (contract names; SDK order, body frame), one robot or a batch (N, ...)."""
         terms = {
-            "base_ang_vel_b": state.gyro_b,
-            "projected_gravity_b": projected_gravity(state.quat_wxyz),
+            "base_ang_vel_b": np.asarray(base_ang_vel_b, dtype=np.float64),
+            "projected_gravity_b": np.asarray(projected_gravity_b, dtype=np.float64),
             "command": np.asarray(command, dtype=np.float64),
-            "joint_pos_rel": state.joint_pos - self.default_joint_pos,
-            "joint_vel": state.joint_vel,
+            "joint_pos_rel": np.asarray(joint_pos, dtype=np.float64) - self.default_joint_pos,
+            "joint_vel": np.asarray(joint_vel, dtype=np.float64),
             "last_action": self.last_action,
             "gait_clock": clock_features(leg_phases(self.contract.gait, gait_time_s)),
         }
@@ -63,20 +68,29 @@ class PolicyRunner:
             terms["base_lin_vel_b"] = np.asarray(base_lin_vel_b, dtype=np.float64)
         return terms
 
+    def raw_terms(self, state: LowStateView, command: np.ndarray, gait_time_s: float,
+                  base_lin_vel_b: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        return self.terms(state.gyro_b, projected_gravity(state.quat_wxyz), state.joint_pos, state.joint_vel,
+                          command, gait_time_s, base_lin_vel_b)
+
     def observation(self, state: LowStateView, command: np.ndarray, gait_time_s: float,
                     base_lin_vel_b: np.ndarray | None = None) -> np.ndarray:
         return self.builder.build(self.raw_terms(state, command, gait_time_s, base_lin_vel_b))
 
     def step(self, state: LowStateView, command: np.ndarray, gait_time_s: float,
              base_lin_vel_b: np.ndarray | None = None) -> PolicyOutput:
-        obs = self.observation(state, command, gait_time_s, base_lin_vel_b)
+        return self.act(self.raw_terms(state, command, gait_time_s, base_lin_vel_b))
+
+    def act(self, terms: Mapping[str, np.ndarray]) -> PolicyOutput:
+        """Joint targets for raw terms from `terms`/`raw_terms`; remembers the action for the next observation."""
+        obs = self.builder.build(terms)
         start = time.perf_counter()
         raw_action = self.policy.act(obs)
         inference_s = time.perf_counter() - start
         action = self.policy.clip_action(np.asarray(raw_action, dtype=np.float64))
-        targets = self.policy.joint_targets(action)
-        if self.joint_pos_range is not None:
-            targets = np.clip(targets, *self.joint_pos_range)  # NaN stays NaN: the controller damps on it
-        if np.all(np.isfinite(action)):
-            self.last_action = action
+        # NaN stays NaN (np.clip keeps it): the controller damps on a non-finite target
+        targets = np.clip(self.policy.joint_targets(action), self.soft_joint_pos_lower, self.soft_joint_pos_upper)
+        # a robot whose action is not finite keeps its previous one
+        finite = np.all(np.isfinite(action), axis=-1, keepdims=True)
+        self.last_action = np.where(finite, action, self.last_action)
         return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s)

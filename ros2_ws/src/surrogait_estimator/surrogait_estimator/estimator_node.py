@@ -2,21 +2,28 @@
 
     estimator_node --ros-args --params-file config/estimator.yaml
 
-Reads rt/lowstate through unitree_sdk2 DDS directly (not the policy node's JointState/Imu):
-it sees exactly the samples the policy sees, at the robot's full 500 Hz with the foot forces
-(JointState/Imu carry neither foot force nor the robot's tick), and it keeps running when the
-policy node is stopped or restarted, which is when odometry is most useful for debugging.
+Reads rt/lowstate through its own cyclonedds reader on the unitree_sdk2 DDS domain (not the policy
+node's JointState/Imu): it sees exactly the samples the policy sees, at the robot's full 500 Hz with
+the foot forces (JointState/Imu carry neither foot force nor the robot's tick), and it keeps running
+when the policy node is stopped or restarted, which is when odometry is most useful for debugging.
 
 Publishes (names from surrogait_core.interfaces):
   odom                 nav_msgs/Odometry, header odom, child base_link (REP 105): pose in odom,
-                       twist in base_link, both with covariances; every `publish_decimation`-th sample
+                       twist in base_link, both with covariances; at most every `publish_decimation`-th
+                       accepted sample. Stamped with the time of the robot sample it describes (this
+                       host's clock), not the time of publication. pose.covariance[14] (z variance)
+                       is the filter's own while the height can be trusted and >= 1 m^2 while it
+                       cannot (surrogait_core.estimator.trust: the safety monitor's input).
   estimator/contacts   std_msgs/UInt8MultiArray, 1 = stance, SDK leg order FR, FL, RR, RL
-  /diagnostics         diagnostic_msgs/DiagnosticArray: rejected samples by reason, gaps, filter health
+  /diagnostics         diagnostic_msgs/DiagnosticArray: samples taken, skipped, lost and refused (by
+                       reason), latency, height trust, filter health
 
 TF: tf2_ros and tf2_msgs are not installable here (no wheels), so no /tf is broadcast; the
 odometry message carries the same odom -> base_link transform (pose) for a relay to re-publish.
-The estimator runs in the DDS listener thread, one sample at a time, under a lock shared with
-the diagnostics timer.
+
+Threads: the estimator thread sleeps until rt/lowstate samples wait in the reader, takes them all,
+processes the newest it has time for (`CatchUpBudget`; older ones are skipped and counted) and
+publishes; the main thread spins the executor (diagnostics timer). They share one lock.
 """
 
 from __future__ import annotations
@@ -28,17 +35,20 @@ import time
 
 import numpy as np
 
-from surrogait_core import go2_wire, interfaces
-from surrogait_core.estimator import ProprioSample, StateEstimator
+from surrogait_core import interfaces
+from surrogait_core.estimator import CatchUpBudget, ProprioSample, SampleAge, StateEstimator
 from surrogait_core.estimator.estimator import ERROR, OK, WARN
 from surrogait_core.estimator.samples import TickClock
-from surrogait_core.realtime import freeze_startup_objects
+from surrogait_core.go2_wire_image import LowStateDecoder
+from surrogait_core.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_estimator.covariance import pose_covariance, twist_covariance
+from surrogait_estimator.lowstate_stream import LowStateStream, RawLowState
 from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig, ParamError
 
 NODE_NAME = "estimator_node"
 EXIT_BAD_CONFIG = 2
+EXIT_FAILED = 1
 _LEVEL_BYTES = {OK: b"\x00", WARN: b"\x01", ERROR: b"\x02"}
 
 
@@ -66,15 +76,19 @@ class EstimatorRosSide:
         self.config = config
         self.spec = load_robot_spec(config.robot)
         self.estimator = StateEstimator(self.spec, config.estimator)
+        self.decoder = LowStateDecoder()
         self.clock = TickClock()
+        self.catch_up = CatchUpBudget(config.catch_up_budget_s)
+        self.sample_age = SampleAge()
         self.lock = threading.Lock()
         self.received = 0
         self._accepted_since_publish = 0
         self._last_receive_mono: float | None = None
+        self._last_take_mono: float | None = None
         self._last_diag_mono = 0.0
-        self._min_offset = float("inf")
-        self._lag_s = 0.0
-        self._max_lag_s = 0.0
+        self._latency_s: float | None = None
+        self._max_latency_s = 0.0
+        self._trust = None
 
         self._odom_pub = node.create_publisher(Odometry, interfaces.ODOM, 10)
         self._contacts_pub = node.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)
@@ -86,40 +100,51 @@ class EstimatorRosSide:
         self._contacts.layout.dim = [MultiArrayDimension(label="FR,FL,RR,RL", size=4, stride=4)]
         node.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
 
-    # -- DDS listener thread ---------------------------------------------------------------------
-    def on_lowstate(self, msg) -> None:
-        view = go2_wire.decode_lowstate(msg)
+    # -- estimator thread ------------------------------------------------------------------------
+    def on_batch(self, batch: list[RawLowState]) -> None:
+        """Every sample that waited in the reader, oldest first, taken just now."""
+        if not batch:
+            return
+        take_mono = time.monotonic()
         with self.lock:
-            self.received += 1
-            self._last_receive_mono = time.monotonic()
-            sample = ProprioSample.from_lowstate(view, time_s=self.clock.time_s(view.tick_ms))
-            # Wall time minus robot time, relative to the smallest such offset seen. It grows when this node
-            # falls behind the stream, and also when the publisher's clock runs slow (a simulator slower than
-            # real time), so it is reported, not judged.
-            offset = self._last_receive_mono - sample.time_s
-            self._min_offset = min(self._min_offset, offset)
-            self._lag_s = offset - self._min_offset
-            self._max_lag_s = max(self._max_lag_s, self._lag_s)
-            est = self.estimator.step(sample)
-            if est is None:
-                new_rejection = True
-            else:
-                new_rejection = False
+            since_take = None if self._last_take_mono is None else take_mono - self._last_take_mono
+            self._last_take_mono = self._last_receive_mono = take_mono
+            newest_age_s = self.sample_age.at_take(batch[-1].source_time_s, time.time(), since_take)
+            self.received += len(batch)
+            keep = self.catch_up.plan(len(batch))
+            if keep < len(batch):
+                self.estimator.note_skipped(len(batch) - keep)
+            new_rejection, published = False, None
+            for raw in batch[len(batch) - keep :]:
+                view = self.decoder.decode(raw.cdr)
+                est = self.estimator.step(ProprioSample.from_lowstate(view, time_s=self.clock.time_s(view.tick_ms)))
+                if est is None:
+                    new_rejection = True
+                    continue
                 self._accepted_since_publish += 1
-                if self._accepted_since_publish >= self.config.publish_decimation:
-                    self._accepted_since_publish = 0
-                    self._publish_estimate(est)
+                published = (est, raw)
+            if published is not None and self._accepted_since_publish >= self.config.publish_decimation:
+                self._accepted_since_publish = 0
+                est, raw = published
+                age_at_take = newest_age_s + (batch[-1].source_time_s - raw.source_time_s)
+                self._publish_estimate(est, age_at_take + (time.monotonic() - take_mono))
+            self.catch_up.record(keep, time.monotonic() - take_mono)
         # A refused sample is reported at once (at most every 20 ms), not only at the next tick.
         if new_rejection and time.monotonic() - self._last_diag_mono > 0.02:
             self.publish_diagnostics()
 
-    def _publish_estimate(self, est) -> None:
+    def _publish_estimate(self, est, latency_s: float) -> None:
+        trust = self.estimator.height_trust(latency_s)
+        self._trust, self._latency_s = trust, latency_s
+        self._max_latency_s = max(self._max_latency_s, latency_s)
         m = self._odom
-        m.header.stamp = self.node.get_clock().now().to_msg()
+        # The pose is the robot's at its sample's time: stamp that instant, on this host's clock.
+        stamp_ns = self.node.get_clock().now().nanoseconds - int(latency_s * 1e9)
+        m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
         pos, q = m.pose.pose.position, m.pose.pose.orientation
         pos.x, pos.y, pos.z = (float(v) for v in est.position_w)
         q.w, q.x, q.y, q.z = (float(v) for v in est.quat_wxyz)
-        m.pose.covariance = pose_covariance(est, self.config.orientation_std_rad)
+        m.pose.covariance = pose_covariance(est, self.config.orientation_std_rad, trust.reported_z_var_m2)
         lin, ang = m.twist.twist.linear, m.twist.twist.angular
         lin.x, lin.y, lin.z = (float(v) for v in est.base_lin_vel_b)
         ang.x, ang.y, ang.z = (float(v) for v in est.base_ang_vel_b)
@@ -128,7 +153,7 @@ class EstimatorRosSide:
         self._contacts.data = [int(s) for s in est.stance]
         self._contacts_pub.publish(self._contacts)
 
-    # -- executor thread (and listener, on rejections) -------------------------------------------
+    # -- executor thread (and the estimator thread, on rejections) -------------------------------
     def publish_diagnostics(self) -> None:
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
@@ -137,6 +162,7 @@ class EstimatorRosSide:
             self._last_diag_mono = now
             health = self.estimator.health()
             est = self.estimator.last_estimate
+            trust = self._trust
             silent_s = None if self._last_receive_mono is None else now - self._last_receive_mono
             level, message = health.level, health.message
             if silent_s is None:
@@ -144,24 +170,32 @@ class EstimatorRosSide:
                                          f"interface {self.config.network_interface}")
             elif silent_s > self.config.lowstate_timeout_s:
                 level, message = ERROR, f"no rt/lowstate for {silent_s:.2f} s"
+            elif level == OK and self._latency_s is not None and (
+                    self._latency_s > self.config.estimator.trust.max_latency_s):
+                level, message = WARN, f"behind the stream: estimate {self._latency_s * 1e3:.0f} ms old"
             values = {
                 "received": self.received,
                 "accepted": health.accepted,
+                "skipped_samples": health.skipped_samples,
                 "rejected_total": health.rejected_total,
                 **{f"rejected_{k}": v for k, v in health.rejected.items()},
                 "last_rejection": health.last_rejection,
                 "dropped_samples": health.dropped_samples,
                 "long_gaps": health.long_gaps,
                 "filter_resets": health.resets,
+                "samples_since_reset": health.samples_since_reset,
                 "nis_per_dof": f"{health.nis_per_dof:.3f}",
                 "slip_rejections": health.slip_rejections,
-                "clock_lag_ms": f"{self._lag_s * 1e3:.1f}",
-                "clock_lag_max_ms": f"{self._max_lag_s * 1e3:.1f}",
+                "latency_ms": "" if self._latency_s is None else f"{self._latency_s * 1e3:.1f}",
+                "latency_max_ms": f"{self._max_latency_s * 1e3:.1f}",
+                "cost_per_sample_ms": f"{self.catch_up.cost_s * 1e3:.3f}",
+                "height_trusted": "false" if trust is None else str(trust.trusted).lower(),
+                "height_untrusted_reason": "nothing published yet" if trust is None else trust.reason,
             }
-
             if est is not None:
                 values["velocity_std_mps"] = f"{float(np.sqrt(np.max(np.diag(est.base_lin_vel_cov_b)))):.4f}"
                 values["height_m"] = f"{est.height_m:.4f}"
+                values["height_std_m"] = f"{float(np.sqrt(est.position_cov_w[2, 2])):.4f}"
                 values["stance_FR_FL_RR_RL"] = "".join(str(int(s)) for s in est.stance)
         status = DiagnosticStatus(level=_LEVEL_BYTES[level], name=f"{NODE_NAME}: state estimator",
                                   message=message, hardware_id=self.config.robot)
@@ -170,6 +204,18 @@ class EstimatorRosSide:
         arr.header.stamp = self.node.get_clock().now().to_msg()
         arr.status = [status]
         self._diag_pub.publish(arr)
+
+
+def estimate_while(stream: LowStateStream, ros_side: EstimatorRosSide, stop: threading.Event,
+                   failure: list[BaseException]) -> None:
+    """The estimator thread: sleep until samples wait, take them all, hand them over; until `stop`."""
+    try:
+        while not stop.is_set():
+            if stream.wait(0.1):
+                ros_side.on_batch(stream.take_all())
+    except Exception as e:  # reported by the main thread, which then exits with an error
+        failure.append(e)
+        stop.set()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(node, config: EstimatorNodeConfig, executor_cls) -> int:
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelSubscriber
-    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
+    from cyclonedds.domain import DomainParticipant
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -213,13 +259,18 @@ def _run(node, config: EstimatorNodeConfig, executor_cls) -> int:
     except (OSError, ValueError) as e:  # a missing or malformed robot description
         _error(f"cannot load the {config.robot} model: {e}")
         return EXIT_BAD_CONFIG
+    if config.realtime_priority and not try_realtime(config.realtime_priority):
+        node.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
     try:
+        # Configures the DDS domain (interface included) that the participant below joins.
         ChannelFactoryInitialize(config.dds_domain, config.network_interface)
+        stream = LowStateStream(DomainParticipant(config.dds_domain))
     except Exception as e:
         _error(f"cannot start DDS on domain {config.dds_domain}, interface {config.network_interface!r}: {e}")
         return EXIT_BAD_CONFIG
-    sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
-    sub.Init(ros_side.on_lowstate, 10)
+    failure: list[BaseException] = []
+    worker = threading.Thread(target=estimate_while, args=(stream, ros_side, stop, failure), name="estimator",
+                              daemon=True)
     node.get_logger().info(
         f"state estimator for {config.robot}: rt/lowstate on DDS domain {config.dds_domain} "
         f"({config.network_interface}) -> {interfaces.ODOM} every {config.publish_decimation} samples, "
@@ -228,15 +279,23 @@ def _run(node, config: EstimatorNodeConfig, executor_cls) -> int:
     executor = executor_cls()
     executor.add_node(node)
     freeze_startup_objects()  # full collections over the start-up heap stalled it ~45 ms mid-walk (see realtime)
+    worker.start()
     try:
         while not stop.is_set():
             executor.spin_once(timeout_sec=0.1)
     finally:
-        sub.Close()
+        stop.set()
+        worker.join(timeout=2.0)
+        stream.close()
         executor.shutdown(timeout_sec=2.0)
         health = ros_side.estimator.health()
-        node.get_logger().info(f"stopped: {ros_side.received} samples received, {health.accepted} accepted, "
-                               f"{health.rejected_total} rejected {health.rejected}")
+        node.get_logger().info(
+            f"stopped: {ros_side.received} samples received, {health.accepted} accepted, "
+            f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
+            f"this node, {health.rejected_total} rejected {health.rejected}")
+    if failure:
+        _error(f"reading rt/lowstate failed: {failure[0]!r}")
+        return EXIT_FAILED
     return 0
 
 

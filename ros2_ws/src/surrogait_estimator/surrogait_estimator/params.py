@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig
+from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
 from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
 
@@ -22,6 +22,10 @@ PARAMETERS: dict[str, tuple[object, str]] = {
     "publish_decimation": (2, "publish odometry and contacts every N-th accepted sample (500 Hz / 2 = 250 Hz)"),
     "diagnostics_rate_hz": (10.0, "diagnostics rate, Hz (also published at once on every new rejection reason)"),
     "lowstate_timeout_s": (0.1, "no rt/lowstate for this long: diagnostics ERROR"),
+    "realtime_priority": (0, "SCHED_FIFO priority of the process, 1..99 (0 = normal scheduling; needs root or "
+                             "CAP_SYS_NICE)"),
+    "catch_up_budget_s": (0.01, "after a stall, process only the newest samples that fit in this much time, s "
+                                "(older ones are skipped and counted)"),
     "nominal_dt_s": (0.002, "rt/lowstate period, s; longer steps count as dropped samples"),
     "max_gap_s": (0.05, "a longer silence re-learns the velocity from the legs"),
     "gravity_mps2": (9.81, "gravity, m/s^2"),
@@ -39,6 +43,10 @@ PARAMETERS: dict[str, tuple[object, str]] = {
     "contact_force_off": (25.0, "foot force below which a stance foot lifts off"),
     "contact_settle_s": (0.1, "a foot loaded above contact_force_off this long also touches down, s"),
     "contact_trust_ramp_s": (0.02, "stance measurements reach full weight this long after touchdown, s"),
+    "trust_min_samples": (100, "height trusted only after this many accepted samples since the filter started"),
+    "trust_settle_s": (0.5, "height trusted only this long (robot time) after a reset, long gap or refused sample, s"),
+    "trust_max_nis_per_dof": (5.0, "height not trusted while the recent innovation per measurement row exceeds this"),
+    "trust_max_latency_s": (0.05, "height not trusted when published later than this after its sample, s"),
     "orientation_std_rad": (0.01, "reported orientation std (roll, pitch, yaw) in the odometry covariance"),
     "gyro_std_radps": (0.01, "reported angular velocity std in the odometry covariance"),
 }
@@ -63,6 +71,8 @@ class EstimatorNodeConfig:
     publish_decimation: int
     diagnostics_rate_hz: float
     lowstate_timeout_s: float
+    realtime_priority: int
+    catch_up_budget_s: float
     orientation_std_rad: float
     gyro_std_radps: float
     estimator: EstimatorConfig
@@ -80,7 +90,10 @@ class EstimatorNodeConfig:
             raise ParamError(f"dds_domain {p['dds_domain']} must be in 0..232")
         if int(p["publish_decimation"]) < 1:
             raise ParamError(f"publish_decimation {p['publish_decimation']} must be >= 1")
-        for name in ("diagnostics_rate_hz", "lowstate_timeout_s", "orientation_std_rad", "gyro_std_radps"):
+        if not 0 <= int(p["realtime_priority"]) <= 99:
+            raise ParamError(f"realtime_priority {p['realtime_priority']} must be in 0..99")
+        for name in ("diagnostics_rate_hz", "lowstate_timeout_s", "catch_up_budget_s", "orientation_std_rad",
+                     "gyro_std_radps"):
             if not float(p[name]) > 0.0:
                 raise ParamError(f"{name} {p[name]} must be > 0")
         if not (str(p["odom_frame"]) and str(p["base_frame"])) or p["odom_frame"] == p["base_frame"]:
@@ -104,6 +117,12 @@ class EstimatorNodeConfig:
                     trust_ramp_s=float(p["contact_trust_ramp_s"]),
                     settle_s=float(p["contact_settle_s"]),
                 ),
+                trust=TrustConfig(
+                    min_samples_since_reset=int(p["trust_min_samples"]),
+                    settle_s=float(p["trust_settle_s"]),
+                    max_nis_per_dof=float(p["trust_max_nis_per_dof"]),
+                    max_latency_s=float(p["trust_max_latency_s"]),
+                ),
                 gravity_mps2=float(p["gravity_mps2"]),
                 nominal_dt_s=float(p["nominal_dt_s"]),
                 max_gap_s=float(p["max_gap_s"]),
@@ -121,6 +140,8 @@ class EstimatorNodeConfig:
             publish_decimation=int(p["publish_decimation"]),
             diagnostics_rate_hz=float(p["diagnostics_rate_hz"]),
             lowstate_timeout_s=float(p["lowstate_timeout_s"]),
+            realtime_priority=int(p["realtime_priority"]),
+            catch_up_budget_s=float(p["catch_up_budget_s"]),
             orientation_std_rad=float(p["orientation_std_rad"]),
             gyro_std_radps=float(p["gyro_std_radps"]),
             estimator=estimator,

@@ -12,6 +12,8 @@ import math
 from surrogait_core.network_interface import interface_problem
 from surrogait_core.robot_spec import ROBOTS
 
+COMMAND_RATE_RANGE_HZ = (50.0, 1000.0)
+
 
 class ParamsError(ValueError):
     """A parameter is missing, has the wrong type or a value that cannot work; the message says which."""
@@ -31,7 +33,8 @@ class PolicyNodeParams:
     cmd_vel_timeout_s: float = 0.5  # no cmd_vel / stick this long → zero velocity command
     reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only while the safety monitor reports OK
     diagnostics_period_s: float = 1.0
-    feedback_rate_hz: float = 10.0  # JointState / Imu publishing rate (for people and tools; the loop runs at 50 Hz)
+    command_rate_hz: float = 500.0  # LowCmd stream to the motors; the policy runs at its contract's rate
+    feedback_rate_hz: float = 10.0  # JointState / Imu publishing rate (for people and tools, not for control)
     realtime_priority: int = 0  # SCHED_FIFO priority of the control thread, the rest one below (0 = normal)
     timing_log_path: str = ""  # if set, per-cycle timings are saved there (.npz) on exit (benchmarks)
 
@@ -49,6 +52,10 @@ class PolicyNodeParams:
                      "diagnostics_period_s", "feedback_rate_hz"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive, got {getattr(self, name)}")
+        if not COMMAND_RATE_RANGE_HZ[0] <= self.command_rate_hz <= COMMAND_RATE_RANGE_HZ[1]:
+            problems.append(f"command_rate_hz {self.command_rate_hz:g} is outside {COMMAND_RATE_RANGE_HZ[0]:g}.."
+                            f"{COMMAND_RATE_RANGE_HZ[1]:g} Hz (the Go2's motor drivers expect a stream of "
+                            "hundreds of Hz; 500 is the vendor examples' rate)")
         if not 0 <= self.realtime_priority <= 99:
             problems.append(f"realtime_priority must be in 0..99, got {self.realtime_priority}")
         if self.damping_kd <= 0:
@@ -58,9 +65,21 @@ class PolicyNodeParams:
         return self
 
 
-def feedback_every_n_cycles(feedback_rate_hz: float, control_dt_s: float) -> int:
-    """Publish JointState / Imu every n-th control cycle: the highest rate not above `feedback_rate_hz`."""
-    return max(1, math.ceil(1.0 / (feedback_rate_hz * control_dt_s) - 1e-9))  # 1e-9: 1/(10 Hz·0.02 s) is 5, not 6
+def feedback_every_n_cycles(feedback_rate_hz: float, cycle_dt_s: float) -> int:
+    """Publish JointState / Imu every n-th loop cycle: the highest rate not above `feedback_rate_hz`."""
+    return max(1, math.ceil(1.0 / (feedback_rate_hz * cycle_dt_s) - 1e-9))  # 1e-9: 1/(10 Hz·0.02 s) is 5, not 6
+
+
+def commands_per_policy_step(command_rate_hz: float, control_dt_s: float) -> int:
+    """LowCmds written per policy step: the stream must divide the policy's period evenly, or the
+    policy's steps would drift against the stream and its period would jitter by a command period."""
+    ratio = command_rate_hz * control_dt_s
+    n = round(ratio)
+    if n < 1 or abs(ratio - n) > 1e-6:
+        raise ParamsError(f"command_rate_hz {command_rate_hz:g} is not a whole multiple of the policy's control "
+                          f"rate {1 / control_dt_s:g} Hz (its contract's control_dt_s); use e.g. "
+                          f"{round(500 * control_dt_s) / control_dt_s:g}")
+    return n
 
 
 DESCRIPTIONS = {
@@ -76,8 +95,10 @@ DESCRIPTIONS = {
     "cmd_vel_timeout_s": "no cmd_vel or gamepad stick for this long: zero velocity command, s",
     "reset_requires_safety_ok": "policy/reset (DAMP -> PASSIVE) only while the safety monitor reports OK",
     "diagnostics_period_s": "diagnostics publishing period, s",
-    "feedback_rate_hz": "JointState and Imu publishing rate, Hz: every n-th control cycle, the highest rate not above "
-                        "this (at most the control rate); the policy state is published on every change",
+    "command_rate_hz": "rt/lowcmd stream rate, Hz (50..1000, a whole multiple of the policy's control rate): the "
+                       "latest targets, gains and mode are re-sent between policy steps, as the motor drivers expect",
+    "feedback_rate_hz": "JointState and Imu publishing rate, Hz: every n-th LowCmd cycle, the highest rate not above "
+                        "this; the policy state is published on every change",
     "realtime_priority": "SCHED_FIFO priority of the control thread, 1..99, the process's other threads one "
                          "below (needs root or CAP_SYS_NICE; falls back to normal scheduling); 0 = normal",
     "timing_log_path": "if set, per-cycle loop timings are written there (.npz) on exit, for benchmarks",

@@ -2,9 +2,12 @@
 
 A thin shell over `surrogait_core.policy_controller` (all decisions) and
 `surrogait_core.control_loop` (timing). Two threads:
-  - the control thread wakes at absolute deadlines, takes the newest rt/lowstate (DDS keeps
-    only the latest; see lowstate_reader), asks the controller for motor targets, writes the
-    LowCmd (with CRC; see lowcmd_writer) and publishes JointState / Imu at `feedback_rate_hz`;
+  - the control thread wakes at absolute deadlines at the motor rate (`command_rate_hz`, 500 by
+    default) and writes a LowCmd (with CRC; see lowcmd_writer) every time, as the robot's motor
+    drivers expect a stream of hundreds of Hz. Once a control period (the contract's, 50 Hz) it
+    takes the newest rt/lowstate (DDS keeps only the latest; see lowstate_reader) and asks the
+    controller for new motor targets; in between it re-sends the latest ones, except that a
+    damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
   - the ROS executor serves the Trigger services and cmd_vel / safety / odometry topics, and
     logs the controller's events when the control thread signals new ones.
 
@@ -44,14 +47,23 @@ from surrogait_core.realtime import freeze_startup_objects
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_policy.lowcmd_writer import LowCmdWriter
 from surrogait_policy.lowstate_reader import LatestLowState
-from surrogait_policy.params import PARAMETERS, ParamsError, PolicyNodeParams, feedback_every_n_cycles, from_values
+from surrogait_policy.params import (
+    PARAMETERS,
+    ParamsError,
+    PolicyNodeParams,
+    commands_per_policy_step,
+    feedback_every_n_cycles,
+    from_values,
+)
 from surrogait_policy.sport_mode import SportModeError, make_motion_switcher, release_sport_mode
 
 NODE_NAME = "policy_node"
 SRV_RESET = interfaces.SRV_POLICY_RESET
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
-SHUTDOWN_DAMPING_CYCLES = 10  # damping LowCmds written on exit so the motors are never left stiff
-DIAGNOSTICS_WINDOW_CYCLES = 3000  # loop timing in diagnostics: the last minute at 50 Hz
+SHUTDOWN_DAMPING_S = 0.2  # damping LowCmds streamed on exit so the motors are never left stiff
+# Loop timing in diagnostics: the last 10 s. Its percentiles run on the control thread once per
+# diagnostics period, so the window stays small enough (≈ 1 ms) not to delay the next LowCmd.
+DIAGNOSTICS_WINDOW_S = 10.0
 
 
 def read_params(node: Node) -> PolicyNodeParams:
@@ -76,6 +88,9 @@ class PolicyNode(Node):
         policy = OnnxPolicy(Path(self.params.policy_path).expanduser(), robot=self.params.robot)
         contract = policy.contract
         spec = load_robot_spec(self.params.robot)
+        if tuple(contract.joint_names) != tuple(spec.joint_names):
+            raise ContractError(f"{self.params.policy_path}: the policy's joint order {list(contract.joint_names)} is "
+                                f"not the {spec.name}'s SDK motor order {list(spec.joint_names)}; re-export it")
         self.joint_names = list(contract.joint_names)
         config = ControllerConfig(
             stand_up_duration_s=self.params.stand_up_duration_s,
@@ -85,15 +100,19 @@ class PolicyNode(Node):
             command_timeout_s=self.params.cmd_vel_timeout_s,
             reset_requires_safety_ok=self.params.reset_requires_safety_ok,
         )
-        runner = PolicyRunner(policy, spec.default_joint_pos, (spec.joint_pos_lower, spec.joint_pos_upper))
-        self.controller = PolicyController(runner, config)
-        self.scheduler = DeadlineScheduler(contract.control_dt_s)
-        # A benchmark run keeps every cycle; otherwise the last minute is enough for diagnostics.
-        self.stats = LoopStats(contract.control_dt_s, window=500_000 if self.params.timing_log_path else 3000)
+        self.controller = PolicyController(PolicyRunner(policy), config)
+        self.commands_per_step = commands_per_policy_step(self.params.command_rate_hz, contract.control_dt_s)
+        command_dt_s = contract.control_dt_s / self.commands_per_step
+        self.scheduler = DeadlineScheduler(command_dt_s)
+        self._next_policy_cycle = 0  # scheduler cycle index of the next policy step
+        self._diagnostics_window = int(DIAGNOSTICS_WINDOW_S / command_dt_s)
+        # A benchmark run keeps every cycle (an hour at 500 Hz); otherwise the diagnostics window.
+        self.stats = LoopStats(command_dt_s, window=2_000_000 if self.params.timing_log_path
+                               else self._diagnostics_window)
         self.get_logger().info(
             f"policy {self.params.policy_path} for the {contract.robot}: {contract.obs_size} obs -> "
-            f"{contract.action_size} actions at {1 / contract.control_dt_s:.0f} Hz; "
-            f"estimator terms: {list(contract.estimator_terms) or 'none'}"
+            f"{contract.action_size} actions at {1 / contract.control_dt_s:.0f} Hz, LowCmd streamed at "
+            f"{1 / command_dt_s:.0f} Hz; estimator terms: {list(contract.estimator_terms) or 'none'}"
         )
 
         self._state_pub = self.create_publisher(String, interfaces.POLICY_STATE, LATCHED)
@@ -115,7 +134,7 @@ class PolicyNode(Node):
         self._events_logged = 0
         self._events_signalled = 0
         # JointState / Imu every n-th cycle: they are for people and tools, not for control.
-        self.feedback_every_n_cycles = feedback_every_n_cycles(self.params.feedback_rate_hz, contract.control_dt_s)
+        self.feedback_every_n_cycles = feedback_every_n_cycles(self.params.feedback_rate_hz, command_dt_s)
         self._published_state: PolicyState | None = None
         self._loop_summary: dict[str, float] = {}  # made by the control thread, published by the executor
         self._next_summary_s = 0.0
@@ -148,8 +167,8 @@ class PolicyNode(Node):
             self._thread.join(timeout=1.0)
         if self._lowcmd is not None:
             damping = MotorTargets.damping(self.params.damping_kd)
-            for _ in range(SHUTDOWN_DAMPING_CYCLES):
-                self._lowcmd.write(damping.q, damping.dq, damping.kp, damping.kd, damping.tau)
+            for _ in range(max(1, round(SHUTDOWN_DAMPING_S / self.scheduler.period_s))):
+                self._lowcmd.write(damping)
                 time.sleep(self.scheduler.period_s)
         if self.params.timing_log_path:
             self._save_timing(Path(self.params.timing_log_path))
@@ -159,24 +178,33 @@ class PolicyNode(Node):
             self._set_realtime_priority(self.params.realtime_priority)
         self.scheduler.start()
         source_time_s = None  # publisher's clock stamp of the state in use
+        targets = MotorTargets.damping(self.params.damping_kd)  # until the first controller cycle
+        state = self.controller.state
         while not self._stop.is_set():
             tick = self.scheduler.wait()
+            inference_s = latency = None
+            policy_step = tick.index >= self._next_policy_cycle
             try:
-                sample = self._lowstate.take()
-                if sample is not None:
-                    self.controller.on_lowstate(sample.state, tick.wake_s)
-                    source_time_s = sample.source_time_s
-                out = self.controller.cycle(tick.wake_s)
-                targets, state, inference_s = out.targets, out.state, out.inference_s
+                if policy_step:
+                    # Steps stay on a whole multiple of the stream even after skipped deadlines.
+                    self._next_policy_cycle = (tick.index // self.commands_per_step + 1) * self.commands_per_step
+                    sample = self._lowstate.take()
+                    if sample is not None:
+                        self.controller.on_lowstate(sample.state, tick.wake_s)
+                        source_time_s = sample.source_time_s
+                if policy_step or self.controller.damping_pending():
+                    out = self.controller.cycle(tick.wake_s)
+                    targets, state, inference_s = out.targets, out.state, out.inference_s
             except Exception as e:  # a bug must never leave the motors stiff and silent
                 if self.controller.state is not PolicyState.DAMP:
                     self.controller.request("damp", tick.wake_s, source=f"control-loop error {type(e).__name__}: {e}")
-                targets, state, inference_s = MotorTargets.damping(self.params.damping_kd), PolicyState.DAMP, None
-            self._lowcmd.write(targets.q, targets.dq, targets.kp, targets.kd, targets.tau)
+                targets, state = MotorTargets.damping(self.params.damping_kd), PolicyState.DAMP
+            self._lowcmd.write(targets)
             written = time.monotonic()
-            # State-to-command latency: from the state's publication to this LowCmd. The stamp is the
-            # publisher's clock, so the number is exact in rehearsal (one host) and indicative on the robot.
-            latency = None if source_time_s is None else time.time() - source_time_s
+            if policy_step and source_time_s is not None:
+                # State-to-command latency: from the state's publication to this LowCmd. The stamp is the
+                # publisher's clock, so the number is exact in rehearsal (one host) and indicative on the robot.
+                latency = time.time() - source_time_s
             self.stats.record(tick, written - tick.wake_s, inference_s, latency)
             self._after_lowcmd(tick, state)
 
@@ -213,7 +241,7 @@ class PolicyNode(Node):
             if tick.wake_s >= self._next_summary_s and self.stats.cycles >= 2:  # a period needs two wake-ups
                 # Computed here rather than on the executor, where these percentiles (≈ 1 ms) held the GIL
                 # when the next cycle woke: a 0.6-0.8 ms late wake-up every second.
-                self._loop_summary = self.stats.summary(last=DIAGNOSTICS_WINDOW_CYCLES)
+                self._loop_summary = self.stats.summary(last=self._diagnostics_window)
                 self._next_summary_s = tick.wake_s + self.params.diagnostics_period_s
             if len(self.controller.events) != self._events_signalled:
                 self._events_signalled = len(self.controller.events)
@@ -278,7 +306,10 @@ class PolicyNode(Node):
             status.level, status.message = DiagnosticStatus.WARN, f"{state.value}; loop jitter above 1 ms"
         else:
             status.level, status.message = DiagnosticStatus.OK, state.value
-        values = {"state": state.value, "overruns": self.scheduler.overruns, "skipped": self.scheduler.skipped}
+        period_s = self.scheduler.period_s
+        values = {"state": state.value, "command_rate_hz": f"{1 / period_s:g}",
+                  "policy_rate_hz": f"{1 / (period_s * self.commands_per_step):g}",
+                  "overruns": self.scheduler.overruns, "skipped": self.scheduler.skipped}
         values.update({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in summary.items()})
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         array = DiagnosticArray(status=[status])
@@ -287,7 +318,9 @@ class PolicyNode(Node):
 
     def _save_timing(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        summary = dict(self.stats.summary(), overruns=self.scheduler.overruns, skipped=self.scheduler.skipped)
+        summary = dict(self.stats.summary(), overruns=self.scheduler.overruns, skipped=self.scheduler.skipped,
+                       command_period_ms=self.scheduler.period_s * 1e3,
+                       policy_period_ms=self.scheduler.period_s * self.commands_per_step * 1e3)
         np.savez(path, **{f: self.stats.series(f) for f in LoopStats.FIELDS}, summary=json.dumps(summary))
 
 

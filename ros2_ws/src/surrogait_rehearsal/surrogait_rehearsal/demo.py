@@ -11,6 +11,9 @@
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
 Every child process is stopped on exit, Ctrl-C included.
+
+The exit code tells the truth: 0 only when the scripted session completed — no safety damp, no
+fall, no dead process, no refused step — and non-zero otherwise, after the report is written.
 """
 
 from __future__ import annotations
@@ -92,10 +95,11 @@ def executable(name: str) -> str | None:
 def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: Path) -> dict:
     common = {"dds_domain": args.domain, "network_interface": "lo"}
     return {
-        "go2_sim": {**common, "log_path": str(run_dir / "sim_log.npz"),
+        "go2_sim": {**common, "log_path": str(run_dir / "sim_log.npz"), "motor_model": args.motor_model,
                     "video_path": "" if args.no_video else str(run_dir / "robot.mp4")},
         "estimator_node": common,
-        "safety_monitor": {**common, "fault_log_path": str(run_dir / "safety_fault_log.jsonl")},
+        "safety_monitor": {**common, "fault_log_path": str(run_dir / "safety_fault_log.jsonl"),
+                           "policy_path": str(policy)},
         "policy_node": {**common, "policy_path": str(policy), "timing_log_path": str(run_dir / "policy_timing.npz")},
     }[name]
 
@@ -112,6 +116,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--domain", type=int, default=1,
                         help="DDS domain for unitree_sdk2 and ROS_DOMAIN_ID (default 1, the rehearsal's)")
     parser.add_argument("--no-video", action="store_true", help="do not render the robot's video")
+    parser.add_argument("--motor-model", choices=("driver", "on_command"), default="driver",
+                        help="the simulator's motor model: PD at the physics rate from the latest LowCmd (driver, "
+                             "as the robot's motor drivers), or a torque computed when a LowCmd arrives, then held")
     args = parser.parse_args(argv)
     if args.train_budget_s is None:
         args.train_budget_s = 20.0 if args.quick else 120.0
@@ -148,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             launch_rehearsal(group, session, overrides, run_dir / "config")
             run_session(session, group, segments)
         except SessionError as e:
-            # A damp (the safety monitor's or the policy node's own) is a rehearsal result the report
-            # shows, not a failure of the demo; anything else (a dead process, a missing service) is.
+            # A damp (the safety monitor's or the policy node's own), a dead process or a refused step:
+            # the session did not complete. The report still shows what happened.
             if session.node.policy_state == "DAMP":
-                outcome, exit_code = f"stopped by a safety damp: {e}", 0
+                outcome = f"stopped by a safety damp: {e}"
             else:
-                outcome, exit_code = f"stopped early: {e}", 1
+                outcome = f"stopped early: {e}"
+            exit_code = 1
             say(f"  session {outcome}")
             try:
                 session.call("damp", must_succeed=False)
@@ -172,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
             session.close()
     for child in group.children:
         if child.process.returncode not in (0, -signal.SIGINT, 130):
-            say(f"  note: {child.name} exited with {child.process.returncode}; see {child.log_path}")
+            say(f"  {child.name} exited with {child.process.returncode}; see {child.log_path}")
+            if exit_code == 0:
+                outcome, exit_code = f"{child.name} exited with {child.process.returncode}", 1
 
     say("[4/4] report")
     if not (run_dir / "session.npz").is_file():
@@ -190,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     say(f"  walking vx RMSE {tracking['walking_vx_rmse']:.3f} m/s; fell: {falls['fell']}; "
         f"distance {falls.get('distance_m', 0.0):.2f} m")
     say(f"report: {report}")
+    if falls["fell"] and exit_code == 0:
+        outcome, exit_code = "the robot fell", 1
+    say(f"result: {'COMPLETED' if exit_code == 0 else 'NOT COMPLETED'} ({outcome})")
     return exit_code
 
 
@@ -235,10 +248,13 @@ def run_session(session, group, segments) -> None:
                      _raise_if(children_alive()), 60.0)
     say("[3/4] scripted session")
     # The policy node needs a fresh robot state before it accepts a stand-up: retry for a while.
+    # A damp before anything moved is a false fault at bring-up, and fails the session like any other.
     deadline = time.monotonic() + 20.0
     while not session.call("stand_up", must_succeed=False)[0]:
         if session.node.policy_state == "DAMP":
-            reset_before_start(session)
+            causes = [v.get("cause") for _, v in session.node.safety_states if v.get("cause")]
+            raise SessionError(f"the policy node was in DAMP before the stand-up (safety monitor: "
+                               f"{causes[-1] if causes else 'no fault'}; see the fault log)")
         if time.monotonic() > deadline:
             raise SessionError("the policy node never accepted stand_up")
         time.sleep(0.5)
@@ -263,16 +279,6 @@ def run_session(session, group, segments) -> None:
     session.call("damp")
     session.wait_for_state("DAMP", 5.0)
     time.sleep(1.5)  # let the robot settle in damping, on camera
-
-
-def reset_before_start(session) -> None:
-    """A fault latched before anything moved (e.g. a start-up hiccup of the simulator's stream):
-    the robot lies passive, so the operator's step is to reset the safety monitor, then the
-    policy node. Both refuse unless the robot is safe; both are in the fault log and the report."""
-    session.log("  a fault was latched before the session started (robot lying, damping): resetting it")
-    if "safety_monitor" in session.started:
-        session.call("safety_reset", must_succeed=False)
-    session.call("reset", must_succeed=False)
 
 
 def _raise_if(reason: str | None) -> bool:

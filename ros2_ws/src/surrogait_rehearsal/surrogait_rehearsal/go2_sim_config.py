@@ -21,6 +21,9 @@ PARAMETERS: dict[str, tuple[object, str]] = {
     "lowstate_rate_hz": (500.0, "rt/lowstate rate, Hz (the Go2 publishes at 500 Hz; >= 200)"),
     "ground_truth_rate_hz": (100.0, "ground-truth odometry rate, Hz"),
     "initial_pose": ("lying", "lying (on the floor, motors passive, as powered on) or stand (keyframe)"),
+    "motor_model": ("driver", "when the motor PD runs: driver (every physics step, as the robot's drivers) or "
+                              "on_command (once per valid LowCmd, torque held until the next, as some simulator "
+                              "bridges; a 50 Hz stream then makes a 50 Hz PD loop)"),
     "imu_quat_noise_std": (0.0, "IMU orientation noise, rad (random small rotation)"),
     "imu_gyro_noise_std": (0.01, "gyroscope noise, rad/s"),
     "imu_acc_noise_std": (0.05, "accelerometer noise, m/s^2"),
@@ -80,6 +83,7 @@ class SimNodeConfig:
             robot=str(p["robot"]),
             physics_dt_s=float(p["physics_dt"]),
             initial_pose=str(p["initial_pose"]),
+            motor_model=str(p["motor_model"]),
             imu_quat_noise_std_rad=float(p["imu_quat_noise_std"]),
             imu_gyro_noise_std=float(p["imu_gyro_noise_std"]),
             imu_acc_noise_std=float(p["imu_acc_noise_std"]),

@@ -1,4 +1,4 @@
-"""The simulated Go2: MuJoCo physics driven by motor-driver PD, read out as the robot's sensors.
+"""The simulated Go2: MuJoCo physics driven by the motors' PD (see motor_driver), read out as the robot's sensors.
 
 ROS-free and DDS-free: the node (`go2_sim_node`) feeds it LowCmds and publishes what it reads.
 Arrays handed in or out are in SDK motor order (FR, FL, RR, RL × hip, thigh, calf); MuJoCo's
@@ -14,7 +14,7 @@ import numpy as np
 
 from surrogait_core.go2_wire import MotorCommands
 from surrogait_core.robot_spec import RobotSpec, load_robot_spec
-from surrogait_rehearsal.motor_driver import pd_torques
+from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques
 
 INITIAL_POSES = ("lying", "stand")
 # The folded pose a Go2 is put down in before stand-up (shared/robots/go2.md), SDK order.
@@ -35,6 +35,7 @@ class SimConfig:
     imu_gyro_noise_std: float = 0.01  # rad/s
     imu_acc_noise_std: float = 0.05  # m/s²
     seed: int = 0
+    motor_model: str = "driver"  # when the PD law runs: every physics step, or once per LowCmd (MOTOR_MODELS)
 
     def validate(self) -> None:
         if not 0.0 < self.physics_dt_s <= 0.002:
@@ -42,6 +43,8 @@ class SimConfig:
                 f"physics_dt {self.physics_dt_s} s: must be in (0, 0.002] (motor PD runs at >= 500 Hz)")
         if self.initial_pose not in INITIAL_POSES:
             raise SimConfigError(f"initial_pose {self.initial_pose!r}: expected one of {', '.join(INITIAL_POSES)}")
+        if self.motor_model not in MOTOR_MODELS:
+            raise SimConfigError(f"motor_model {self.motor_model!r}: expected one of {', '.join(MOTOR_MODELS)}")
         for name in ("imu_quat_noise_std_rad", "imu_gyro_noise_std", "imu_acc_noise_std"):
             if getattr(self, name) < 0.0:
                 raise SimConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -80,7 +83,7 @@ def quat_rotate_inverse(quat_wxyz: np.ndarray, v_w: np.ndarray) -> np.ndarray:
 
 
 class Go2Sim:
-    """One simulated robot. Call `step(cmd)` once per physics step with the last valid LowCmd."""
+    """One simulated robot. Call `step(cmd, cmd_seq)` once per physics step with the last valid LowCmd."""
 
     def __init__(self, config: SimConfig, spec: RobotSpec | None = None) -> None:
         config.validate()
@@ -100,6 +103,7 @@ class Go2Sim:
         self._floor_geom = self.model.geom("floor").id
         self._base_body = self.model.body("base").id
         self._sensor = {n: self._sensor_slice(n) for n in ("imu_quat", "imu_gyro", "imu_acc")}
+        self.motors = MotorTorques(config.motor_model, self.spec.joint_torque_limit)
         self.applied_tau = np.zeros(self.spec.num_joints)  # SDK order, last step
         self.reset()
 
@@ -120,6 +124,7 @@ class Go2Sim:
                 mujoco.mj_step(self.model, self.data)
             self.data.time = 0.0
         mujoco.mj_forward(self.model, self.data)
+        self.motors.reset()
         self.applied_tau[:] = 0.0
 
     @property
@@ -133,9 +138,13 @@ class Go2Sim:
         return self.spec.to_sdk_order(self.data.qvel[self._joint_dof_adr])
 
     # --- stepping ----------------------------------------------------------------------------
-    def step(self, cmd: MotorCommands | None) -> None:
-        """Advance one physics step with the motor drivers' PD evaluated on the current joint state."""
-        tau = pd_torques(cmd, self.joint_pos(), self.joint_vel(), self.spec.joint_torque_limit)
+    def step(self, cmd: MotorCommands | None, cmd_seq: int | None = None) -> None:
+        """Advance one physics step with the motor torques of the configured motor model.
+
+        `cmd_seq` numbers the valid LowCmds (a new number: a command arrived since the last step);
+        the `driver` model does not need it, `on_command` does.
+        """
+        tau = self.motors.torques(cmd, cmd_seq, self.joint_pos(), self.joint_vel())
         self.applied_tau[:] = tau
         self.data.ctrl[:] = tau  # actuators are declared in SDK order
         mujoco.mj_step(self.model, self.data)

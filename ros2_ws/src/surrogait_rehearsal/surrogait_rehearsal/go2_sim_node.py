@@ -4,8 +4,9 @@
 
 Robot side (unitree_sdk2py, DDS domain `dds_domain` on `network_interface`): publishes
 rt/lowstate at `lowstate_rate_hz`, takes rt/lowcmd (CRC, head and level flag checked; bad ones
-dropped and counted) and runs the motor drivers' PD from the last valid one at every physics
-step. Before the first valid LowCmd the motors are passive.
+dropped and counted) and runs the motors' PD from the last valid one: at every physics step
+(`motor_model: driver`, as the robot) or once per arriving LowCmd, torque held
+(`on_command`). Before the first valid LowCmd the motors are passive.
 
 ROS side (ROS_DOMAIN_ID from the environment), for scoring and fault injection only:
   sim/ground_truth (nav_msgs/Odometry: world pose, body-frame twist), sim/push (Twist),
@@ -32,7 +33,7 @@ from surrogait_core import go2_wire, interfaces
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, ParamError, SimNodeConfig
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
 from surrogait_rehearsal.lowstate_writer import LowStateWriter
-from surrogait_rehearsal.motor_driver import LowCmdGate
+from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
 from surrogait_rehearsal.realtime import DeadlineClock, SimTimeEvery
 
 EXIT_BAD_CONFIG = 2
@@ -130,6 +131,7 @@ class Go2SimRosSide:
         status = DiagnosticStatus(name="go2_sim", hardware_id="mujoco_go2")
         values = {
             "sim_time_s": f"{self.sim_time_s:.3f}",
+            "motor_model": self.config.sim.motor_model,
             "realtime_factor": f"{rtf:.3f}",
             "late_steps": str(late),
             "resyncs": str(resyncs),
@@ -155,8 +157,15 @@ class Go2SimRosSide:
 
 
 def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO, publish_lowstate,
-                publish_ground_truth, stop: threading.Event, recorder=None, video=None, ros_side=None) -> None:
-    """The real-time loop: PD + physics every step, then whatever is due (lowstate, ground truth, logs)."""
+                publish_ground_truth, stop: threading.Event, recorder=None, video=None, ros_side=None,
+                lowcmd_stream=None) -> None:
+    """The real-time loop: motor torques + physics every step, then whatever is due (lowstate, ground truth, logs).
+
+    A LowCmd that arrives during a step is seen at the start of the next one (its sequence number
+    changed): under `on_command` that is when its torque is computed, from the state measured then.
+    `lowcmd_stream` (a LowCmdStream) is polled here at every step rather than handled by a DDS listener:
+    at 500 Hz a Python callback per message competed with this loop for the GIL.
+    """
     dt = sim.model.opt.timestep
     writer = LowStateWriter()
     # Everything allocated so far (ROS, DDS, MuJoCo, numpy) lives until exit: exempt it from the
@@ -174,8 +183,11 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
             enabled, remote = io.lowstate_enabled, io.wireless_remote
         if push is not None:
             sim.push(*push)
-        cmd = gate.latest()
-        sim.step(cmd)
+        if lowcmd_stream is not None:
+            for data, _ in lowcmd_stream.poll():
+                gate.receive_sample(data)
+        cmd_seq, cmd = gate.latest_numbered()
+        sim.step(cmd, cmd_seq)
         t = sim.time_s
         if lowstate_due.due(t) and enabled:
             publish_lowstate(writer.fill(sim.readout(), int(round(t * 1000.0)), remote))
@@ -249,9 +261,11 @@ def run(argv: list[str]) -> int:
 
 
 def _run(node, config: SimNodeConfig, executor_cls, stop: threading.Event) -> int:
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
-    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+    from cyclonedds.domain import DomainParticipant
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
+    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
+    from surrogait_core.lowcmd_stream import LowCmdStream
     from surrogait_rehearsal.sim_recorder import SimRecorder
     from surrogait_rehearsal.sim_video import VideoRecorder
 
@@ -282,8 +296,7 @@ def _run(node, config: SimNodeConfig, executor_cls, stop: threading.Event) -> in
         return EXIT_BAD_CONFIG
     lowstate_pub = ChannelPublisher(go2_wire.LOWSTATE_TOPIC, LowState_)
     lowstate_pub.Init()
-    lowcmd_sub = ChannelSubscriber(go2_wire.LOWCMD_TOPIC, LowCmd_)
-    lowcmd_sub.Init(gate.receive, 0)  # handler on the listener thread: a CRC check and a copy
+    lowcmd_stream = LowCmdStream(DomainParticipant(config.dds_domain))  # after ChannelFactoryInitialize: its config
 
     ros_side = Go2SimRosSide(node, io, gate, config)
     executor = executor_cls()
@@ -300,10 +313,11 @@ def _run(node, config: SimNodeConfig, executor_cls, stop: threading.Event) -> in
                                   config.video_height)
         log.info(f"Go2 simulator: DDS domain {config.dds_domain} on {config.network_interface}, "
                  f"physics {1.0 / sim.model.opt.timestep:.0f} Hz, lowstate {config.lowstate_rate_hz:g} Hz, "
-                 f"start {config.sim.initial_pose}, realtime factor {config.realtime_factor:g}")
+                 f"start {config.sim.initial_pose}, realtime factor {config.realtime_factor:g}, "
+                 f"motor model {config.sim.motor_model} ({MOTOR_MODELS[config.sim.motor_model]})")
         t0 = time.monotonic()
         run_physics(sim, config, gate, io, lowstate_pub.Write, ros_side.publish_ground_truth, stop,
-                    recorder, video, ros_side)
+                    recorder, video, ros_side, lowcmd_stream)
         wall = time.monotonic() - t0
         stats = gate.snapshot()
         log.info(f"stopped at sim time {sim.time_s:.2f} s after {wall:.2f} s wall; LowCmds accepted "
@@ -325,7 +339,6 @@ def _run(node, config: SimNodeConfig, executor_cls, stop: threading.Event) -> in
             log.info(f"recording: {config.log_path} ({recorder.num_rows} rows)")
         executor.shutdown(timeout_sec=2.0)
         spin.join(timeout=2.0)
-        lowcmd_sub.Close()
         lowstate_pub.Close()
     return exit_code
 

@@ -1,6 +1,8 @@
-"""What a Go2 motor driver does with a LowCmd: validate it, then run a PD law at the physics rate.
+"""What a Go2 motor driver does with a LowCmd: validate it, then run a PD law on it.
 
-ROS-free and DDS-free so it is unit-tested on plain arrays. All arrays are in SDK motor order.
+The motor model says when the PD law runs: at every physics step (`driver`, as the robot's motor
+drivers) or once per arriving LowCmd, the torque then held (`on_command`, as some simulator
+bridges). ROS-free and DDS-free so it is unit-tested on plain arrays. All arrays in SDK motor order.
 """
 
 from __future__ import annotations
@@ -11,31 +13,54 @@ import threading
 import numpy as np
 
 from surrogait_core import go2_wire
-from surrogait_core.go2_wire import MODE_SERVO, NUM_MOTORS, POS_STOP_F, VEL_STOP_F, MotorCommands
+from surrogait_core.go2_wire import NUM_MOTORS, MotorCommands
+from surrogait_core.lowcmd_stream import RepeatFilter
+from surrogait_core.motor_driver_law import pd_torques
 
-# DDS carries the sentinels as float32 (2.146e9 becomes 2145999872.0): compare with a margin.
-_POS_SENTINEL_MIN = 0.99 * POS_STOP_F
-_VEL_SENTINEL_MIN = 0.99 * VEL_STOP_F
+__all__ = ["DROP_REASONS", "MOTOR_MODELS", "CommandStats", "LowCmdGate", "MotorTorques", "drop_reason", "pd_torques"]
 
 DROP_REASONS = ("crc", "head", "level_flag", "nonfinite")
 
+# name -> what it does (logged at start and in the parameter's description).
+MOTOR_MODELS: dict[str, str] = {
+    "driver": "PD at every physics step from the last valid LowCmd, as the robot's motor drivers",
+    "on_command": "PD once when a valid LowCmd arrives, torque held until the next one, as some simulator bridges",
+}
 
-def pd_torques(cmd: MotorCommands | None, joint_pos: np.ndarray, joint_vel: np.ndarray,
-               torque_limit: np.ndarray) -> np.ndarray:
-    """Motor torques (N·m): tau = kp·(q* − q) + kd·(dq* − dq) + tau_ff, clipped to the torque limit.
 
-    As on the robot's drivers: a motor in stop mode (mode != servo) gives no torque; a position
-    target at the "no position" sentinel drops the kp term, a velocity target at the "no velocity"
-    sentinel drops the kd term. No command yet (None) means the motors are passive.
+class MotorTorques:
+    """The torque the motors apply during one physics step, under one of the MOTOR_MODELS.
+
+    `cmd_seq` numbers the valid LowCmds (LowCmdGate.latest_numbered): a new number is a new
+    command, even when its values repeat the previous one. Both models use `pd_torques`, so stop
+    mode, sentinels and "no command yet" behave the same; they differ only in when it runs.
     """
-    if cmd is None:
-        return np.zeros_like(joint_pos, dtype=np.float64)
-    has_pos = np.abs(cmd.q) < _POS_SENTINEL_MIN
-    has_vel = np.abs(cmd.dq) < _VEL_SENTINEL_MIN
-    pos_term = np.where(has_pos, cmd.kp * (np.where(has_pos, cmd.q, 0.0) - joint_pos), 0.0)
-    vel_term = np.where(has_vel, cmd.kd * (np.where(has_vel, cmd.dq, 0.0) - joint_vel), 0.0)
-    tau = np.clip(pos_term + vel_term + cmd.tau, -torque_limit, torque_limit)
-    return np.where(cmd.mode == MODE_SERVO, tau, 0.0)
+
+    def __init__(self, model: str, torque_limit_nm: np.ndarray) -> None:
+        if model not in MOTOR_MODELS:
+            raise ValueError(f"motor_model {model!r}: expected one of {', '.join(MOTOR_MODELS)}")
+        self.model = model
+        self._torque_limit_nm = torque_limit_nm
+        self._held_seq: int | None = None
+        self._held_tau_nm = np.zeros(len(torque_limit_nm))
+
+    def reset(self) -> None:
+        """Forget the held torque: the next step computes afresh (as after power-on)."""
+        self._held_seq = None
+        self._held_tau_nm[:] = 0.0
+
+    def torques(self, cmd: MotorCommands | None, cmd_seq: int | None, joint_pos: np.ndarray,
+                joint_vel: np.ndarray) -> np.ndarray:
+        """Torques (N·m) for this step, from the joint state measured at its start."""
+        if self.model == "driver":
+            return pd_torques(cmd, joint_pos, joint_vel, self._torque_limit_nm)
+        if cmd_seq is None:
+            # Without numbers a repeated command cannot be told from a new one.
+            raise ValueError("the on_command motor model needs each LowCmd's sequence number (cmd_seq)")
+        if cmd_seq != self._held_seq:
+            self._held_tau_nm = pd_torques(cmd, joint_pos, joint_vel, self._torque_limit_nm)
+            self._held_seq = cmd_seq
+        return self._held_tau_nm.copy()
 
 
 def drop_reason(cmd) -> str | None:
@@ -67,13 +92,16 @@ class CommandStats:
 class LowCmdGate:
     """Holds the last valid LowCmd's motor commands; bad messages are counted and never reach a motor.
 
-    `receive` runs on the DDS listener thread, `latest` on the physics thread.
+    `receive` takes a decoded message, `receive_sample` one off the wire (CDR bytes); `latest` is
+    read by the physics thread.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._latest: MotorCommands | None = None
         self.stats = CommandStats()
+        self._repeats = RepeatFilter()  # verdict: the drop reason, or None for accepted
+        self._decoder = None
 
     def receive(self, cmd) -> bool:
         reason = drop_reason(cmd)
@@ -85,9 +113,35 @@ class LowCmdGate:
             self.stats.accepted += 1
             return True
 
+    def receive_sample(self, data: bytes) -> bool:
+        """A LowCmd as CDR bytes. A stream re-sends the same message between policy steps (nine in ten
+        at 500 Hz): a repeat gets the verdict of its first copy without being decoded and CRC-checked
+        again (≈ 0.5 ms of Python each), and still counts as an arriving command."""
+        if self._repeats.repeated(data):
+            reason = self._repeats.verdict
+            with self._lock:
+                if reason is not None:
+                    self.stats.dropped[reason] += 1
+                    return False
+                self.stats.accepted += 1
+                return True
+        if self._decoder is None:
+            from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
+
+            self._decoder = LowCmd_.deserialize
+        msg = self._decoder(data)
+        accepted = self.receive(msg)
+        self._repeats.remember(data, None if accepted else drop_reason(msg))
+        return accepted
+
     def latest(self) -> MotorCommands | None:
         with self._lock:
             return self._latest
+
+    def latest_numbered(self) -> tuple[int, MotorCommands | None]:
+        """(sequence number, commands) of the last valid LowCmd; the number is 0 before the first."""
+        with self._lock:
+            return self.stats.accepted, self._latest
 
     def counts(self) -> tuple[int, int]:
         """(accepted, dropped) so far."""

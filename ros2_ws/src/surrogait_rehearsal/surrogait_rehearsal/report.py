@@ -206,13 +206,14 @@ def plot_torques(sim_log: Path, path: Path) -> Path | None:
     return path
 
 
-def plot_loop_period(timing_path: Path | None, path: Path, nominal_ms: float = 20.0) -> Path | None:
+def plot_loop_period(timing_path: Path | None, path: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     if timing_path is None or not timing_path.is_file():
         return None
     with np.load(timing_path) as z:
         period_ms = z["period_s"] * 1e3
+        nominal_ms = json.loads(str(z["summary"])).get("command_period_ms", 20.0)
     period_ms = period_ms[np.isfinite(period_ms)]
     if not period_ms.size:
         return None
@@ -220,7 +221,7 @@ def plot_loop_period(timing_path: Path | None, path: Path, nominal_ms: float = 2
     ax.hist(period_ms, bins=80, color="C0")
     ax.axvline(nominal_ms, color="k", lw=1, ls="--", label=f"nominal {nominal_ms:g} ms")
     ax.set_yscale("log")
-    ax.set_xlabel("control-loop period [ms]")
+    ax.set_xlabel("LowCmd stream period [ms]")
     ax.set_ylabel("cycles")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -329,13 +330,15 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
     ]
     if timing:
         lines += [
-            f"Source: {timing.get('source')}; {int(timing.get('cycles', 0))} cycles, "
-            f"{int(timing.get('overruns', 0))} overruns.",
+            f"Source: {timing.get('source')}; {int(timing.get('cycles', 0))} LowCmd cycles at "
+            f"{1e3 / timing.get('command_period_ms', 20.0):.0f} Hz (a policy step every "
+            f"{timing.get('policy_period_ms', 20.0):g} ms), {int(timing.get('overruns', 0))} overruns.",
             "",
             "| quantity | p50 [ms] | p99 [ms] | max [ms] |",
             "|---|---|---|---|",
         ]
-        for key, label in (("period", "loop period"), ("period_dev", "period deviation from 20 ms"),
+        nominal = f"{timing.get('command_period_ms', 20.0):g} ms"
+        for key, label in (("period", "LowCmd period"), ("period_dev", f"period deviation from {nominal}"),
                            ("inference", "inference (onnxruntime)"), ("compute", "wake-up to LowCmd written"),
                            ("state_age", "lowstate arrival to LowCmd written")):
             if f"{key}_p50_ms" in timing:

@@ -43,7 +43,8 @@ MAX_SETTLE_S = 10.0  # a robot knocked onto its side can rock for a few seconds 
 ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad
 NAN_VX_TRIGGER = 0.75  # m/s
 _TH = default_thresholds(load_robot_spec("go2"))
-SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s}
+# Silence thresholds for the default 500 Hz command stream (the fault log records the one applied).
+SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s(0.002)}
 
 
 def process_cpu_seconds(pid: int) -> float | None:
@@ -115,8 +116,8 @@ class BringUpError(RuntimeError):
 class RehearsalConfig:
     domain: int
     workdir: Path
-    policy_path: Path | None  # None: the development stand-in (no walking)
-    standin_script: Path | None = None
+    policy_path: Path  # the policy the node runs; its contract is what the monitor reads
+    standin_script: Path | None = None  # if set, this development stand-in replaces the policy node (no walking)
     interface: str = "lo"
     monitor_params: dict = dataclasses.field(default_factory=dict)
     policy_params: dict = dataclasses.field(default_factory=dict)
@@ -154,10 +155,11 @@ class Rehearsal:
         dds = {"dds_domain": c.domain, "network_interface": c.interface}
         self._spawn("go2_sim", ["go2_sim", "--ros-args", "--params-file",
                                 str(_yaml(w / "go2_sim.yaml", "go2_sim", dds))])
-        mon = {**dds, "fault_log_path": str(self.fault_log), **c.monitor_params}
+        mon = {**dds, "fault_log_path": str(self.fault_log), "policy_path": str(Path(c.policy_path).resolve()),
+               **c.monitor_params}
         self._spawn("safety_monitor", ["safety_monitor", "--ros-args", "--params-file",
                                        str(_yaml(w / "safety_monitor.yaml", "safety_monitor", mon))])
-        if c.policy_path is None:
+        if c.standin_script is not None:
             self._spawn("policy", [sys.executable, str(c.standin_script), "--domain", str(c.domain)])
         else:
             pol = {**dds, "policy_path": str(Path(c.policy_path).resolve()), **c.policy_params}
@@ -230,7 +232,7 @@ class Rehearsal:
         self.wait_for("the policy node", lambda: self.ros.policy_state in ("PASSIVE", "STAND_UP", "READY"), 30.0,
                       **up)
         self.wait_for("the safety monitor", lambda: self.ros.safety_state.get("state") == "OK", 30.0, **up)
-        if self.cfg.policy_path is not None:
+        if self.cfg.standin_script is None:
             # Refused until the policy node has fresh rt/lowstate (it may have just joined): retry.
             deadline = time.monotonic() + 15.0
             while not (answer := self.ros.call_trigger(interfaces.SRV_STAND_UP))[0]:
@@ -243,7 +245,7 @@ class Rehearsal:
         self.ros.wait_service("Trigger", interfaces.SRV_ESTOP)
         self.ros.wait_service("Trigger", interfaces.SRV_SAFETY_RESET)
         time.sleep(0.5)
-        if walk_vx is not None and self.cfg.policy_path is not None:
+        if walk_vx is not None and self.cfg.standin_script is None:
             self.ros.set_cmd_vel(walk_vx)
             ok, msg = self.ros.call_trigger(interfaces.SRV_WALK)
             if not ok:
@@ -626,7 +628,10 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     logged = [e for e in log if e["event"] in ("fault", "policy_damp", "policy_damp_cause")
               and e["time"] >= t_fault_wall - 0.5]
     first_fault = next((e for e in log if e["event"] == "fault" and e["time"] >= t_fault_wall - 0.5), None)
-    silence = SILENCE_CAUSES.get(first_fault["cause"]) if first_fault else None
+    # The threshold the monitor applied (a silent stream's depends on the stream's rate), as it logged it.
+    silence = None
+    if first_fault is not None and first_fault["cause"] in SILENCE_CAUSES:
+        silence = first_fault.get("values", {}).get("threshold_s") or SILENCE_CAUSES[first_fault["cause"]]
     # A silence starts with the last sample before it (a killed policy's last command precedes the kill).
     silence_start = t_fault
     if first_fault is not None and first_fault["cause"] == "policy_silent":
@@ -675,10 +680,10 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
 
 
 def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecorder,
-                 policy_path: Path | None, standin_script: Path | None = None, walk_vx: float | None = 0.5,
+                 policy_path: Path, standin_script: Path | None = None, walk_vx: float | None = 0.5,
                  try_reset: bool = False, rt_priority: int = 0) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
-    if sc.nan_policy and policy_path is not None:
+    if sc.nan_policy and standin_script is None:
         policy_path = make_nan_policy(policy_path, workdir / "policy_nan.onnx", NAN_VX_TRIGGER)
     ros.reset_observations()
     recorder.clear()
@@ -695,7 +700,7 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: SuiteRos, record
             cpu = r.monitor_cpu
     finally:
         gc.enable()
-    phase = "standing (READY)" if walk_vx is None or policy_path is None else f"walking (WALK, cmd vx {walk_vx})"
+    phase = "standing (READY)" if walk_vx is None or standin_script is not None else f"walking (WALK, cmd vx {walk_vx})"
     result = evaluate(sc, inj, cmds, states, cfg.workdir / "fault_log.jsonl", t_wall_offset, ros, tilt_limit,
                       phase)
     recorder.clear()
@@ -744,7 +749,7 @@ def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: SuiteRos, recorder: WireR
 def margins(cmds, states, control_period_s: float = 0.02) -> dict:
     """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires)."""
     spec = load_robot_spec("go2")
-    th = default_thresholds(spec, control_period_s)
+    th = dataclasses.replace(default_thresholds(spec), control_period_s=control_period_s)
     state_t = np.array([t for t, _ in states])
     decoded = [go2_wire.decode_lowstate(m) for _, m in states]
     out = {"joint_vel": 0.0, "tau_est": 0.0, "tilt": 0.0, "commanded_torque": 0.0, "target_jump": 0.0,

@@ -1,10 +1,12 @@
 """safety_monitor: an independent watchdog on the Go2's DDS wire.
 
 A thin rclpy shell over `surrogait_core.safety.SafetyMonitor`:
-- unitree_sdk2py readers on rt/lowstate and rt/lowcmd (the latter ignoring this process's own
-  writes, so the monitor only judges what *others* command), a writer on rt/lowcmd for its own
-  damping commands;
-- ROS inputs: the estimator's odometry (base height), the policy's state, e-stop topic/service;
+- DDS readers on rt/lowstate (newest sample) and rt/lowcmd (every sample, raw; ignoring this
+  process's own writes, so the monitor only judges what *others* command), polled by the check
+  thread, and a writer on rt/lowcmd for its own damping commands;
+- the policy file's contract (metadata only): the control period and the soft joint range;
+- ROS inputs: the estimator's odometry (base height, trusted only while its reported standard
+  deviation is small), the policy's state, e-stop topic/service;
 - a check thread at `check_rate_hz` (≥ the control rate, so a silent policy is noticed within a
   few ms of its deadline) runs the rules, publishes the latched state on safety/state (transient
   local) and writes damping when nobody else does;
@@ -21,6 +23,8 @@ import time
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
+from surrogait_core.contract import ContractError, read_contract
+from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_core.network_interface import interface_problem
 from surrogait_core.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.robot_spec import ROBOTS, load_robot_spec
@@ -55,15 +59,12 @@ class LatestSampleReader:
     differs cannot push it outside the interval (error ≤ one poll period, never a false silence).
     """
 
-    def __init__(self, domain: int, topic: str, msg_type):
-        from cyclonedds.domain import DomainParticipant
+    def __init__(self, participant, topic: str, msg_type):
         from cyclonedds.qos import Policy, Qos
         from cyclonedds.sub import DataReader
         from cyclonedds.topic import Topic
 
-        self._participant = DomainParticipant(domain)  # uses the domain config ChannelFactoryInitialize made
-        self._reader = DataReader(self._participant, Topic(self._participant, topic, msg_type),
-                                  Qos(Policy.History.KeepLast(1)))
+        self._reader = DataReader(participant, Topic(participant, topic, msg_type), Qos(Policy.History.KeepLast(1)))
         self._last_poll: float | None = None
 
     def take_latest(self):
@@ -84,16 +85,6 @@ class LatestSampleReader:
         return sample, now - min(max(age, 0.0), since_last_poll)
 
 
-def _wire_reader(topic: str, msg_type, handler, ignore_local: bool):
-    """A unitree_sdk2py reader; with ignore_local it does not see writers of this process."""
-    from cyclonedds.qos import Policy, Qos
-    from unitree_sdk2py.core.channel import ChannelFactory
-
-    channel = ChannelFactory().CreateChannel(topic, msg_type)
-    channel.SetReader(Qos(Policy.IgnoreLocal.Participant) if ignore_local else None, handler, 0)
-    return channel
-
-
 def main(argv: list[str] | None = None) -> int:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -111,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             # The watchdog must not be starved into false "stale" verdicts (or late real ones).
             if self.realtime_priority and not try_realtime(self.realtime_priority):
                 self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
-            from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
+            from cyclonedds.domain import DomainParticipant
+            from cyclonedds.pub import DataWriter
+            from unitree_sdk2py.core.channel import ChannelFactoryInitialize
             from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
             self.lock = threading.Lock()
@@ -123,16 +116,20 @@ def main(argv: list[str] | None = None) -> int:
             self._raw_state = None
             self._raw_state_t = 0.0
             self._decoded_state_t = -1.0
-            self._odom_height: tuple[float, float] | None = None
+            self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
             self._policy_state = ""
-            self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_dropped": 0, "own_damping": 0}
+            self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
 
             ChannelFactoryInitialize(self.domain, self.iface)
+            # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
+            # writer and the rt/lowcmd reader, so the reader can ignore exactly the monitor's own writes.
+            participant = DomainParticipant(self.domain)
+            self._cmd_stream = LowCmdStream(participant)
+            self._cmd_repeats = RepeatFilter()
+            self._lowcmd_type = LowCmd_
             self._damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
-            self._writer = ChannelPublisher(go2_wire.LOWCMD_TOPIC, LowCmd_)
-            self._writer.Init()
-            self._state_reader = LatestSampleReader(self.domain, go2_wire.LOWSTATE_TOPIC, LowState_)
-            self._cmd_reader = _wire_reader(go2_wire.LOWCMD_TOPIC, LowCmd_, self._on_lowcmd, True)
+            self._writer = DataWriter(participant, self._cmd_stream.topic)
+            self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
 
             latched_qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                                      reliability=ReliabilityPolicy.RELIABLE)
@@ -154,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             self._check_thread = threading.Thread(target=self._check_loop, name="safety_checks", daemon=True)
             self._check_thread.start()
             self.get_logger().info(f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on DDS domain "
-                                   f"{self.domain} ({self.iface}) at {self.check_rate_hz:.0f} Hz; fault log "
+                                   f"{self.domain} ({self.iface}) at {self.check_rate_hz:.0f} Hz for the policy "
+                                   f"{self.policy_path} ({1 / self.th.control_period_s:.0f} Hz control); fault log "
                                    f"{self.log.path}")
 
         # --- parameters --------------------------------------------------------------------
@@ -168,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             self.check_rate_hz = self.declare_parameter("check_rate_hz", 200.0).value
             self.realtime_priority = self.declare_parameter("realtime_priority", 0).value
             self.odom_timeout_s = self.declare_parameter("odom_timeout_s", 0.2).value
+            self.policy_path = str(self.declare_parameter("policy_path", "").value)
             self.log_path = expand_log_path(
                 self.declare_parameter("fault_log_path", "runs/safety/fault_log_{stamp}.jsonl").value)
             defaults = default_thresholds(self.spec)
@@ -178,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                 if param.value != getattr(defaults, name):
                     overrides[name] = param.value
             declared = set(self._parameters)
+            if THRESHOLD_PREFIX + "control_period_s" in self._parameter_overrides:
+                raise ParamError("parameter 'thresholds.control_period_s' is no longer set in YAML: the monitor "
+                                 "reads the control period from the policy file's contract (policy_path); remove it")
             unknown = sorted(set(self._parameter_overrides) - declared)
             if unknown:
                 raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}; known: {sorted(declared)}")
@@ -190,37 +192,57 @@ def main(argv: list[str] | None = None) -> int:
                 raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.domain!r}")
             if not isinstance(self.check_rate_hz, float | int) or not 20.0 <= self.check_rate_hz <= 2000.0:
                 raise ParamError(f"parameter 'check_rate_hz' must be 20..2000 Hz, got {self.check_rate_hz!r}")
+            if not self.policy_path:
+                raise ParamError("parameter 'policy_path' is empty: set it to the policy file the policy node runs; "
+                                 "the monitor reads its control period and soft joint range from the contract")
             try:
-                self.th = thresholds_from_params(self.spec, overrides)
+                contract = read_contract(self.policy_path, robot=self.spec.name)
+            except ContractError as e:
+                raise ParamError(f"parameter 'policy_path': {e}") from e
+            try:
+                self.th = thresholds_from_params(self.spec, overrides, contract)
             except ThresholdError as e:
                 raise ParamError(f"{e} (set them under '{THRESHOLD_PREFIX}' in the params file)") from e
-            if self.check_rate_hz * self.th.control_period_s < 1.0:
+            if self.check_rate_hz * self.th.control_period_s < 1.0:  # (the contract's control period)
                 raise ParamError(f"check_rate_hz {self.check_rate_hz} is below the control rate "
                                  f"{1 / self.th.control_period_s:.0f} Hz: silence would be noticed too late")
 
         def _config_summary(self) -> dict:
             th = {name: getattr(self.th, name) for name in TUNABLE_FIELDS}
+            fault_lower, fault_upper = self.th.joint_pos_fault_limits()
             return {"robot": self.spec.name, "dds_domain": self.domain, "network_interface": self.iface,
-                    "check_rate_hz": self.check_rate_hz, "thresholds": th,
+                    "check_rate_hz": self.check_rate_hz, "policy_path": self.policy_path,
+                    "control_period_s": self.th.control_period_s, "thresholds": th,
                     "joint_pos_lower": self.th.joint_pos_lower.tolist(),
                     "joint_pos_upper": self.th.joint_pos_upper.tolist(),
+                    "joint_pos_fault_lower": fault_lower.tolist(),
+                    "joint_pos_fault_upper": fault_upper.tolist(),
                     "joint_vel_limit": self.th.joint_vel_limit.tolist(),
                     "joint_torque_limit": self.th.joint_torque_limit.tolist(),
                     "min_base_height_m": self.th.min_base_height_m}
 
-        # --- wire callbacks (DDS listener thread) ------------------------------------------
-        def _on_lowcmd(self, msg):
-            now = time.monotonic()
-            # The robot drops these; they move no motor, so they are not judged (only counted).
-            if msg.level_flag != go2_wire.LEVEL_LOW or not go2_wire.crc_ok(msg):
-                with self.lock:
+        # --- the wire (polled by the check thread, under self.lock) --------------------------
+        def _poll_wire(self):
+            self._refresh_state()  # first: the command rules judge a command against the newest state
+            for data, arrival_t in self._cmd_stream.poll():
+                if self._cmd_repeats.repeated(data):
+                    cmd = self._cmd_repeats.verdict
+                    if cmd is None:
+                        self.counts["lowcmd_dropped"] += 1
+                    else:
+                        self.counts["lowcmd_repeated"] += 1
+                        self.monitor.on_lowcmd(cmd, arrival_t, repeated=True)
+                    continue
+                msg = self._lowcmd_type.deserialize(data)
+                # The robot drops these; they move no motor, so they are not judged (only counted).
+                if msg.level_flag != go2_wire.LEVEL_LOW or not go2_wire.crc_ok(msg):
+                    self._cmd_repeats.remember(data, None)
                     self.counts["lowcmd_dropped"] += 1
-                return
-            cmd = go2_wire.motor_commands(msg)
-            with self.lock:
+                    continue
+                cmd = go2_wire.motor_commands(msg)
+                self._cmd_repeats.remember(data, cmd)
                 self.counts["lowcmd"] += 1
-                self._refresh_state()
-                self.monitor.on_lowcmd(cmd, now)
+                self.monitor.on_lowcmd(cmd, arrival_t)
 
         def _refresh_state(self):
             latest = self._state_reader.take_latest()
@@ -237,15 +259,18 @@ def main(argv: list[str] | None = None) -> int:
                 msg.twist.twist.angular
             values = {"position": [p.x, p.y, p.z], "orientation": [q.w, q.x, q.y, q.z],
                       "linear_velocity": [v.x, v.y, v.z], "angular_velocity": [w.x, w.y, w.z]}
+            # The estimator reports an untrusted height (not converged, fallen behind) as a large z variance.
+            var_z = msg.pose.covariance[14]
+            std_z = float(np.sqrt(var_z)) if np.isfinite(var_z) and var_z >= 0.0 else float("inf")
             with self.lock:
-                self._odom_height = (float(p.z), time.monotonic())
+                self._odom_height = (float(p.z), std_z, time.monotonic())
                 self.monitor.on_estimator_values(values, time.monotonic())
 
         def _on_policy_state(self, msg):
             state = msg.data.strip().upper()
             with self.lock:
                 previous, self._policy_state = self._policy_state, state
-                self.monitor.on_policy_state(state)
+                self.monitor.on_policy_state(state, time.monotonic())
             if state == "DAMP" and previous != "DAMP":
                 # The policy node damped on its own (request, non-finite output, stale state...): log it;
                 # its cause follows in its diagnostics.
@@ -278,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def _on_reset(self, request, response):
             with self.lock:
-                self._refresh_state()
+                self._poll_wire()
                 result = self.monitor.request_reset(time.monotonic())
             for ev in result.events:
                 self.log.write_event(ev)
@@ -310,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         def _check_locked(self):
             now = time.monotonic()
             with self.lock:
-                self._refresh_state()
+                self._poll_wire()
                 suspected = self.monitor.silence_suspected(now)
             if suspected:
                 # This process may just have been descheduled: let the DDS listener threads deliver
@@ -318,11 +343,11 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.002)
                 now = time.monotonic()
             with self.lock:
-                self._refresh_state()
+                self._poll_wire()
                 self._update_base_height(now)
                 result = self.monitor.check(now)
                 if result.write_damping:
-                    self._writer.Write(self._damping_msg)
+                    self._writer.write(self._damping_msg)
                     self.monitor.on_own_damping(time.monotonic())
                     self.counts["own_damping"] += 1
             if result.state_changed:
@@ -338,9 +363,13 @@ def main(argv: list[str] | None = None) -> int:
         def _update_base_height(self, now: float):
             if not self.monitor.standing():
                 return
-            if self._odom_height is not None and now - self._odom_height[1] <= self.odom_timeout_s:
-                self.monitor.on_base_height(self._odom_height[0], "estimator", now)
+            odom = self._odom_height
+            trusted = odom is not None and odom[1] <= self.th.estimator_height_max_std_m
+            if trusted and now - odom[2] <= self.odom_timeout_s:
+                self.monitor.on_base_height(odom[0], "estimator", now)
             elif self.monitor.state is not None:
+                # No estimate, or one the estimator itself does not vouch for: the height of the base above
+                # the lowest foot, from this sample's attitude and joint angles (flat ground).
                 s = self.monitor.state
                 h = self.height_from_legs.height(s.quat_wxyz, s.joint_pos) if np.all(np.isfinite(s.joint_pos)) \
                     else float("nan")

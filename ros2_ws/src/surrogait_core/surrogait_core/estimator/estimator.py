@@ -24,6 +24,7 @@ from surrogait_core.estimator import samples as S
 from surrogait_core.estimator.contact import ContactConfig, ContactDetector
 from surrogait_core.estimator.kalman import KalmanConfig, LegOdometryKF
 from surrogait_core.estimator.leg_kinematics import LegKinematics
+from surrogait_core.estimator.trust import FilterStatus, HeightTrust, TrustConfig, assess_height
 from surrogait_core.robot_spec import RobotSpec
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
@@ -58,6 +59,7 @@ def foot_roll_velocity_w(foot_ang_vel_b: np.ndarray, omega_b: np.ndarray, rot_wb
 class EstimatorConfig:
     kalman: KalmanConfig = dataclasses.field(default_factory=KalmanConfig)
     contact: ContactConfig = dataclasses.field(default_factory=ContactConfig)
+    trust: TrustConfig = dataclasses.field(default_factory=TrustConfig)
     gravity_mps2: float = 9.81
     nominal_dt_s: float = 0.002  # the robot's state rate (500 Hz); longer steps count as dropped samples
     max_gap_s: float = 0.05  # a longer silence: IMU integration over it is meaningless, velocity is re-learnt
@@ -104,12 +106,14 @@ class EstimatorHealth:
     message: str
     accepted: int
     rejected: dict[str, int]
-    dropped_samples: int  # inferred from gaps in time
+    dropped_samples: int  # never reached the estimator: inferred from gaps in time, skipped ones excluded
+    skipped_samples: int  # reached the reader but deliberately not processed (it was catching up)
     long_gaps: int  # gaps > max_gap_s (velocity re-learnt)
     resets: int  # filter (re)initialisations
     last_rejection: str  # reason of the latest refused sample ("" if none)
     nis_per_dof: float  # mean normalised innovation per measurement row, recent (~1 when the noise model fits)
     slip_rejections: int  # stance-foot measurements left out as slipping (foot-samples)
+    samples_since_reset: int  # accepted since the filter was last (re)initialised
 
     @property
     def rejected_total(self) -> int:
@@ -128,11 +132,15 @@ class StateEstimator:
         self.ground_z = spec.foot_radius_m  # foot sphere centres rest one radius above the ground
         self._g_w = np.array([0.0, 0.0, -self.config.gravity_mps2])
         self._last_time_s: float | None = None
-        self._last_trouble_s = -np.inf
+        self._last_trouble_s = -np.inf  # robot time of the latest refusal or long gap
+        self._trouble = ""  # which of those it was
+        self._last_reset_s = -np.inf  # robot time of the latest (re)initialisation
         self._accepted = 0
+        self._since_reset = 0
         self._rejected = dict.fromkeys(S.REJECTION_REASONS, 0)
         self._dropped = 0
-        self._rejected_since_accept = 0
+        self._skipped = 0
+        self._unprocessed_since_accept = 0  # refused or skipped: accounted for, not lost
         self._long_gaps = 0
         self._slip_rejections = 0
         self._no_support_s = 0.0
@@ -149,10 +157,12 @@ class StateEstimator:
         if reason is not None:
             self._rejected[reason] += 1
             self._last_rejection = reason
-            self._rejected_since_accept += 1
-            self._last_trouble_s = sample.time_s if np.isfinite(sample.time_s) else self._last_trouble_s
+            self._unprocessed_since_accept += 1
+            if np.isfinite(sample.time_s):
+                self._note_trouble(sample.time_s, f"a refused sample ({reason})")
             return None
         self._accepted += 1
+        self._since_reset += 1
 
         rot_wb = rotation_from_quat_wxyz(sample.quat_wxyz)
         omega_b = np.asarray(sample.gyro_b, dtype=np.float64)
@@ -173,16 +183,17 @@ class StateEstimator:
             dt = self.config.nominal_dt_s
             stance = self.contacts.update(sample.foot_force, dt, scheduled_stance)
             self._initialize(foot_rel_w, stance)
+            self._last_reset_s = sample.time_s
         else:
             dt = sample.time_s - self._last_time_s
             gap = dt > self.config.max_gap_s
             if dt > 1.5 * self.config.nominal_dt_s:
                 # A few late or lost samples are normal on a loaded computer or network: counted, not a WARN.
                 missed = int(round(dt / self.config.nominal_dt_s)) - 1
-                self._dropped += max(0, missed - self._rejected_since_accept)  # refused ones are counted already
+                self._dropped += max(0, missed - self._unprocessed_since_accept)  # those are counted already
             stance = self.contacts.update(sample.foot_force, dt, scheduled_stance)
             if gap:
-                self._last_trouble_s = sample.time_s
+                self._note_trouble(sample.time_s, f"a {dt:.2f} s gap in the samples")
                 # Feet may have moved and the IMU was not integrated: predict at constant velocity with
                 # every foot free, then let the kinematics re-anchor feet and velocity.
                 self._long_gaps += 1
@@ -194,7 +205,7 @@ class StateEstimator:
                     accel_b = accel_b - omega_x @ (omega_x @ self.kinematics.imu_pos_b)
                 self.kf.predict(rot_wb @ accel_b + self._g_w, dt, stance, foot_roll_w)
             result = self.kf.update(foot_rel_w, foot_vel_rel_w, self.contacts.stance_trust(), self.ground_z,
-                                    foot_roll_w)
+                                    foot_roll_w, self.contacts.touching)
             self._no_support_s = 0.0 if np.any(stance) else self._no_support_s + dt
             if self._no_support_s > self.config.max_flight_s:
                 self.kf.update_zero_velocity(self.config.no_support_velocity_std_mps)
@@ -202,7 +213,7 @@ class StateEstimator:
                 self._nis_avg += 0.01 * (result.nis / result.m - self._nis_avg)
             self._slip_rejections += len(result.slipping)
         self._last_time_s = sample.time_s
-        self._rejected_since_accept = 0
+        self._unprocessed_since_accept = 0
 
         vel_w = self.kf.velocity
         self.last_estimate = Estimate(
@@ -218,6 +229,30 @@ class StateEstimator:
         )
         return self.last_estimate
 
+    def note_skipped(self, count: int) -> None:
+        """`count` samples arrived but were deliberately not processed (the reader was catching up): the
+        next accepted sample bridges them with one longer step, and they are not counted as lost."""
+        self._skipped += count
+        self._unprocessed_since_accept += count
+
+    def height_trust(self, latency_s: float = 0.0) -> HeightTrust:
+        """May the latest estimate's height be used (published `latency_s` after its sample)? See `trust`."""
+        kf = self.kf
+        reset_last = self._last_reset_s >= self._last_trouble_s
+        since = -np.inf if self._last_time_s is None else self._last_time_s - max(self._last_reset_s,
+                                                                                    self._last_trouble_s)
+        status = FilterStatus(
+            initialized=kf.initialized and self._last_time_s is not None,
+            finite=kf.is_finite(),
+            samples_since_reset=self._since_reset,
+            since_trouble_s=max(0.0, since),
+            trouble="the filter (re)started" if reset_last else self._trouble,
+            nis_per_dof=self._nis_avg,
+            z_var_m2=float(kf.position_cov[2, 2]) if kf.initialized else np.inf,
+            latency_s=latency_s,
+        )
+        return assess_height(status, self.config.trust)
+
     def health(self, now_s: float | None = None) -> EstimatorHealth:
         """Filter health at `now_s` (default: the latest sample's time)."""
         now = self._last_time_s if now_s is None else now_s
@@ -226,7 +261,7 @@ class StateEstimator:
         elif not self.kf.is_finite():
             level, msg = ERROR, "filter state not finite; re-initialising on the next sample"
         elif now is not None and now - self._last_trouble_s < self.config.recovery_s:
-            level, msg = WARN, f"recovering from {self._last_rejection or 'a gap in the data'}"
+            level, msg = WARN, f"recovering from {self._trouble}"
         elif self._no_support_s > self.config.max_flight_s:
             level, msg = WARN, f"no foot on the ground for {self._no_support_s:.1f} s: velocity unobservable"
         elif np.sqrt(np.max(np.diag(self.kf.velocity_cov))) > self.config.max_velocity_std_mps:
@@ -235,8 +270,9 @@ class StateEstimator:
             level, msg = OK, "tracking"
         return EstimatorHealth(
             level=level, message=msg, accepted=self._accepted, rejected=dict(self._rejected),
-            dropped_samples=self._dropped, long_gaps=self._long_gaps, resets=self._resets,
-            last_rejection=self._last_rejection, nis_per_dof=self._nis_avg, slip_rejections=self._slip_rejections,
+            dropped_samples=self._dropped, skipped_samples=self._skipped, long_gaps=self._long_gaps,
+            resets=self._resets, last_rejection=self._last_rejection, nis_per_dof=self._nis_avg,
+            slip_rejections=self._slip_rejections, samples_since_reset=self._since_reset,
         )
 
     # -- internals -----------------------------------------------------------------------------
@@ -247,3 +283,8 @@ class StateEstimator:
         height = self.ground_z - float(np.mean(foot_rel_w[support, 2]))
         self.kf.initialize(np.array([0.0, 0.0, height]), foot_rel_w)
         self._resets += 1
+        self._since_reset = 1
+        self._nis_avg = 1.0
+
+    def _note_trouble(self, time_s: float, what: str) -> None:
+        self._last_trouble_s, self._trouble = time_s, what

@@ -15,6 +15,9 @@ yaw anyway). With the rotation known:
     relative position   f_i - p          = R r_i                        (leg kinematics)
     no-slip velocity    v                = -R (omega x r_i + dr_i/dt)   (the foot does not move)
     ground height       f_i.z            = ground_z                     (flat ground, optional)
+  and for a foot that touches the ground too lightly to be trusted not to slide ("touching"):
+    relative height     f_i.z - p.z      = (R r_i).z                    (it may slide, it cannot sink)
+    ground height       f_i.z            = ground_z
 
 Foot states are what make the position observable with a drift-free velocity: between
 touchdown and lift-off a foot is a fixed landmark. The process noise of a swing foot is huge,
@@ -137,13 +140,16 @@ class LegOdometryKF:
         P = self.P - K @ self.P[3:6, :]
         self.P = 0.5 * (P + P.T)
 
-    def _measurement_matrix(self, legs: tuple[int, ...], use_height: bool) -> np.ndarray:
-        """H for the stance legs `legs` (cached: it depends only on which legs are down)."""
-        key = (legs, use_height)
+    def _measurement_matrix(
+        self, legs: tuple[int, ...], use_height: bool, touching: tuple[int, ...] = ()
+    ) -> np.ndarray:
+        """H for the stance legs `legs` and the touching-only feet `touching` (cached: it depends only on which
+        feet are down)."""
+        key = (legs, use_height, touching)
         H = self._h_cache.get(key)
         if H is None:
-            n = len(legs)
-            H = np.zeros(((7 if use_height else 6) * n, STATE_DIM))
+            n, m = len(legs), len(touching)
+            H = np.zeros(((7 if use_height else 6) * n + 2 * m, STATE_DIM))
             eye = np.eye(3)
             for k, i in enumerate(legs):
                 H[3 * k : 3 * k + 3, 0:3] = -eye
@@ -151,6 +157,10 @@ class LegOdometryKF:
                 H[3 * n + 3 * k : 3 * n + 3 * k + 3, 3:6] = eye
                 if use_height:
                     H[6 * n + k, 8 + 3 * i] = 1.0
+            first = H.shape[0] - 2 * m
+            for k, i in enumerate(touching):
+                H[first + k, 2], H[first + k, 8 + 3 * i] = -1.0, 1.0  # relative height
+                H[first + m + k, 8 + 3 * i] = 1.0  # ground height
             self._h_cache[key] = H
         return H
 
@@ -185,11 +195,14 @@ class LegOdometryKF:
         trust: np.ndarray,
         ground_z: float,
         foot_roll_w: np.ndarray | None = None,
+        touching: np.ndarray | None = None,
     ) -> UpdateResult:
         """Stance-foot kinematics. `foot_rel_w[i]` = R r_i, `foot_vel_rel_w[i]` = R(omega x r_i +
         dr_i/dt) (both from the legs, world-aligned), `foot_roll_w` the rolling velocity of the sphere
         centres (see `predict`; the *contact point* is what does not slip); `trust[i]` in [0, 1] scales each foot's
-        weight (noise / sqrt(trust)), 0 leaves the foot out; so does the slip gate."""
+        weight (noise / sqrt(trust)), 0 leaves the foot out; so does the slip gate. `touching[i]`: foot i is on
+        the ground, if perhaps too lightly loaded to hold still: a foot that is not a stance foot then gives its
+        height only (flat ground)."""
         cfg = self.config
         trust = np.asarray(trust, dtype=np.float64)
         legs = tuple(int(i) for i in np.flatnonzero(trust > 0.0))
@@ -199,20 +212,29 @@ class LegOdometryKF:
             foot_vel_rel_w = np.asarray(foot_vel_rel_w) - np.asarray(foot_roll_w)
         if len(legs) > 1 and cfg.slip_gate_chi2 > 0.0:
             legs, slipping = self._slip_gate(legs, foot_vel_rel_w, trust)
-        if not legs:
-            return UpdateResult(0.0, 0, slipping)
         use_height = cfg.ground_height_noise > 0.0
-        H = self._measurement_matrix(legs, use_height)
-        idx = np.array(legs)
+        touch: tuple[int, ...] = ()
+        if touching is not None and use_height:
+            touch = tuple(int(i) for i in np.flatnonzero(touching) if trust[i] == 0.0)
+        if not legs and not touch:
+            return UpdateResult(0.0, 0, slipping)
+        H = self._measurement_matrix(legs, use_height, touch)
+        idx = np.array(legs, dtype=int)
         feet = self.x[6:].reshape(NUM_FEET, 3)[idx]
         scale = 1.0 / trust[idx]
-        # Rows: relative positions (3n), then no-slip velocities (3n), then foot heights (n).
+        # Rows: relative positions (3n), then no-slip velocities (3n), then foot heights (n); then the touching
+        # feet's relative heights and foot heights.
         y_parts = [(foot_rel_w[idx] - (feet - self.x[0:3])).reshape(-1),
                    (-foot_vel_rel_w[idx] - self.x[3:6]).reshape(-1)]
         r_parts = [np.repeat(cfg.kin_position_noise**2 * scale, 3), np.repeat(cfg.kin_velocity_noise**2 * scale, 3)]
         if use_height:
             y_parts.append(ground_z - feet[:, 2])
             r_parts.append(cfg.ground_height_noise**2 * scale)
+        if touch:
+            tidx = np.array(touch)
+            touch_z = self.x[6:].reshape(NUM_FEET, 3)[tidx, 2]
+            y_parts += [foot_rel_w[tidx, 2] - (touch_z - self.x[2]), ground_z - touch_z]
+            r_parts += [np.full(len(touch), cfg.kin_position_noise**2), np.full(len(touch), cfg.ground_height_noise**2)]
         y = np.concatenate(y_parts)
         r = np.concatenate(r_parts)
         m = y.size

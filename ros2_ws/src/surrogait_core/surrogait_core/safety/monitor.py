@@ -7,11 +7,18 @@ the policy's state and e-stop requests, and acts on what `check` returns: publis
 latched state, write damping LowCmds, log events.
 
 Rule gating (why each rule applies when it does):
-- always: NaN/inf, e-stop, stale state, silent policy, command targets/jumps/torques,
-  joint velocity, base tilt, estimated torque (only while motors are driven).
+- always: NaN/inf, e-stop, command targets/jumps/torques, joint velocity, base tilt.
+- only while motors are driven: stale state, silent command stream, estimated torque — a robot
+  lying passive is not endangered by a pause in the state stream (a simulator or a robot starting up).
 - only while the robot is meant to stand (policy state READY or WALK and motors driven):
-  joint position near limits and base too low — a robot lying down or standing up sits
+  joint position past the soft range and base too low — a robot lying down or standing up sits
   legitimately near its knee limit and low.
+- only while walking: a stalled policy (the stream goes on, its targets stop changing).
+
+The command stream: the policy node re-sends its latest targets at the motor rate (500 Hz) and
+changes them once a control period. The monitor learns the stream's period from the wire, so a
+silence is noticed a few periods after it starts whatever the rate; a repeated LowCmd (same bytes)
+is only timed, since every rule gave its verdict on the first copy.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ STANDING_POLICY_STATES = ("READY", "WALK")
 # Causes after which waiting for the policy node to damp only adds delay: it is silent, or it is
 # blind (no robot state; its own state timeout equals ours). The monitor damps at once.
 CAUSES_DAMPED_AT_ONCE = ("policy_silent", "lowstate_stale")
+STREAM_PERIOD_SMOOTHING = 0.05  # weight of each new inter-arrival time in the stream-period estimate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +75,9 @@ class SafetyMonitor:
         self.state_t: float | None = None
         self.cmd: MotorCommands | None = None  # latest LowCmd written by others
         self.cmd_t: float | None = None
+        self.cmd_changed_t: float | None = None  # when the stiff targets last changed
+        self.stream_period_s: float | None = None  # others' LowCmd stream period, learned from the wire
+        self.walk_t: float | None = None  # when the policy state last became WALK
         self.first_stiff_t: float | None = None  # first stiff command ever seen (stale-before-state rule)
         self.ext_damping_t: float | None = None  # latest external damping command
         self.ext_stiff_t: float | None = None  # latest external stiff command
@@ -86,15 +97,26 @@ class SafetyMonitor:
     def on_lowstate(self, state: LowStateView, now: float) -> None:
         self.state, self.state_t = state, now
 
-    def on_lowcmd(self, cmd: MotorCommands, now: float) -> None:
-        """A LowCmd written by someone else: command rules run on every one, none is missed."""
-        violations = rules.check_command_finite(cmd) + rules.check_command_targets(cmd, self.th)
-        if self.cmd is not None and self.cmd_t is not None:
-            violations += rules.check_command_jump(cmd, self.cmd, now - self.cmd_t, self.th)
-        if self.state is not None:
-            violations += rules.check_commanded_torque(cmd, self.state.joint_pos, self.state.joint_vel, self.th)
-        self._pending += violations
+    def on_lowcmd(self, cmd: MotorCommands, now: float, repeated: bool = False) -> None:
+        """A LowCmd written by someone else: command rules run on every new one, none is missed.
+
+        `repeated`: the same message as the previous one (a stream re-sending its targets); it is
+        only timed, since the rules already judged its content.
+        """
+        if self.cmd_t is not None:
+            dt = min(max(now - self.cmd_t, 0.0), self.th.control_period_s)  # a silence is not a period
+            self.stream_period_s = dt if self.stream_period_s is None else \
+                self.stream_period_s + STREAM_PERIOD_SMOOTHING * (dt - self.stream_period_s)
         stiff = bool(np.any(rules.driven(cmd)))
+        if not repeated:
+            violations = rules.check_command_finite(cmd) + rules.check_command_targets(cmd, self.th)
+            if self.cmd is not None and self.cmd_t is not None:
+                violations += rules.check_command_jump(cmd, self.cmd, now - self.cmd_t, self.th)
+            if self.state is not None:
+                violations += rules.check_commanded_torque(cmd, self.state.joint_pos, self.state.joint_vel, self.th)
+            self._pending += violations
+            if stiff and (self.cmd is None or not np.array_equal(cmd.q, self.cmd.q)):
+                self.cmd_changed_t = now
         if stiff:
             self.ext_stiff_t = now
             if self.first_stiff_t is None:
@@ -116,8 +138,11 @@ class SafetyMonitor:
             self._pending.append(Violation("estimator_not_finite", f"NaN/inf in the estimator's {', '.join(bad)}",
                                            {"fields": bad}))
 
-    def on_policy_state(self, state: str) -> None:
-        self.policy_state = state.strip().upper()
+    def on_policy_state(self, state: str, now: float | None = None) -> None:
+        state = state.strip().upper()
+        if state == "WALK" and self.policy_state != "WALK":
+            self.walk_t = now if now is not None else self.cmd_t
+        self.policy_state = state
 
     def on_estop(self, source: str, now: float) -> None:
         self._pending.append(Violation(f"estop_{source}", f"e-stop requested by {source}", {"source": source}))
@@ -137,11 +162,15 @@ class SafetyMonitor:
         times = [t for t in (self.cmd_t, self.own_damping_t) if t is not None]
         return max(times) if times else None
 
+    def policy_silent_s(self) -> float:
+        return self.th.policy_silent_s(self.stream_period_s)
+
     def silence_suspected(self, now: float) -> bool:
         """Would a stale-state or silent-policy rule fire now? (The node confirms before trusting it.)"""
-        stale = self.state_t is not None and now - self.state_t > self.th.stale_state_s
+        stiff = self.wire_stiff()
+        stale = stiff and self.state_t is not None and now - self.state_t > self.th.stale_state_s
         last_wire_t = self._latest_wire_t()
-        silent = self.wire_stiff() and last_wire_t is not None and now - last_wire_t > self.th.policy_silent_s
+        silent = stiff and last_wire_t is not None and now - last_wire_t > self.policy_silent_s()
         return stale or silent
 
     # --- rules -----------------------------------------------------------------------------
@@ -150,20 +179,30 @@ class SafetyMonitor:
         """Every rule that is violated right now (pending command/e-stop violations excluded)."""
         out: list[Violation] = []
         stiff = self.wire_stiff()
-        # Stale robot state: it flowed and stopped, or stiff commands go out and it never came.
-        if self.state_t is not None and now - self.state_t > self.th.stale_state_s:
+        # Stale robot state while the motors are driven: it flowed and stopped, or it never came.
+        if stiff and self.state_t is not None and now - self.state_t > self.th.stale_state_s:
             out.append(Violation("lowstate_stale", f"no rt/lowstate for {(now - self.state_t) * 1e3:.0f} ms "
-                                 f"(> {self.th.stale_state_s * 1e3:.0f} ms)", {"age_s": now - self.state_t}))
+                                 f"(> {self.th.stale_state_s * 1e3:.0f} ms)",
+                                 {"age_s": now - self.state_t, "threshold_s": self.th.stale_state_s}))
         elif self.state_t is None and stiff and self.first_stiff_t is not None \
                 and now - self.first_stiff_t > self.th.stale_state_s:
             out.append(Violation("lowstate_stale", "stiff commands on the wire but no rt/lowstate ever received",
-                                 {"age_s": None}))
+                                 {"age_s": None, "threshold_s": self.th.stale_state_s}))
         # Silent policy: the motors hold a stiff command and no new command comes.
         last_wire_t = self._latest_wire_t()
-        if stiff and last_wire_t is not None and now - last_wire_t > self.th.policy_silent_s:
+        silent_s = self.policy_silent_s()
+        if stiff and last_wire_t is not None and now - last_wire_t > silent_s:
             out.append(Violation("policy_silent", f"no rt/lowcmd for {(now - last_wire_t) * 1e3:.0f} ms while the "
-                                 f"motors are stiff (> {self.th.policy_silent_s * 1e3:.0f} ms)",
-                                 {"age_s": now - last_wire_t}))
+                                 f"motors are stiff (> {silent_s * 1e3:.0f} ms)",
+                                 {"age_s": now - last_wire_t, "threshold_s": silent_s}))
+        # Stalled policy: walking, the stream goes on, but the targets stopped changing.
+        elif stiff and self.policy_state == "WALK" and self.cmd_changed_t is not None:
+            since = max(self.cmd_changed_t, self.walk_t if self.walk_t is not None else -np.inf)
+            if now - since > self.th.policy_stalled_s:
+                out.append(Violation(
+                    "policy_stalled", f"walking, but the LowCmd targets have not changed for {(now - since) * 1e3:.0f} "
+                    f"ms (> {self.th.policy_stalled_s * 1e3:.0f} ms): the stream goes on, the policy does not",
+                    {"age_s": now - since, "threshold_s": self.th.policy_stalled_s}))
         s = self.state
         if s is not None:
             finite = rules.check_state_finite(s.quat_wxyz, s.gyro_b, s.accel_b, s.joint_pos, s.joint_vel,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from surrogait_core.go2_wire import ESTOP_KEYS, MODE_SERVO, MotorCommands
+from surrogait_core.motor_driver_law import pd_torques
 from surrogait_core.safety.thresholds import SafetyThresholds
 
 JOINT_NAMES = tuple(f"{leg}_{j}" for leg in ("FR", "FL", "RR", "RL") for j in ("hip", "thigh", "calf"))
@@ -49,19 +50,19 @@ def check_state_finite(quat_wxyz, gyro_b, accel_b, joint_pos, joint_vel, joint_t
 
 
 def check_joint_position(joint_pos: np.ndarray, th: SafetyThresholds) -> list[Violation]:
-    """Joints closer than the margin to a limit (only meaningful while the robot is driven upright)."""
-    low = th.joint_pos_lower + th.joint_pos_margin_rad - joint_pos
-    high = joint_pos - (th.joint_pos_upper - th.joint_pos_margin_rad)
-    excess = np.maximum(low, high)
+    """Joints past their fault limit, between the soft range of the policy's contract and the hard
+    range (only meaningful while the robot is driven upright)."""
+    lower, upper = th.joint_pos_fault_limits()
+    excess = np.maximum(lower - joint_pos, joint_pos - upper)
     if not np.any(excess > 0):
         return []
     i = _worst(excess)
     return [Violation(
         "joint_position_limit",
-        f"{JOINT_NAMES[i]} at {joint_pos[i]:.3f} rad is within {th.joint_pos_margin_rad} rad of its range "
-        f"[{th.joint_pos_lower[i]:.3f}, {th.joint_pos_upper[i]:.3f}]",
-        {"joint": JOINT_NAMES[i], "q": float(joint_pos[i]), "lower": float(th.joint_pos_lower[i]),
-         "upper": float(th.joint_pos_upper[i]), "margin": th.joint_pos_margin_rad},
+        f"{JOINT_NAMES[i]} at {joint_pos[i]:.3f} rad is outside [{lower[i]:.3f}, {upper[i]:.3f}], past its soft "
+        f"range towards its stops [{th.joint_pos_lower[i]:.3f}, {th.joint_pos_upper[i]:.3f}]",
+        {"joint": JOINT_NAMES[i], "q": float(joint_pos[i]), "fault_lower": float(lower[i]),
+         "fault_upper": float(upper[i]), "lower": float(th.joint_pos_lower[i]), "upper": float(th.joint_pos_upper[i])},
     )]
 
 
@@ -149,12 +150,8 @@ def check_command_finite(cmd: MotorCommands) -> list[Violation]:
 
 
 def commanded_torque(cmd: MotorCommands, joint_pos: np.ndarray, joint_vel: np.ndarray) -> np.ndarray:
-    """The torque each motor driver computes now: kp·(q*−q) + kd·(dq*−dq) + τff (0 in stop mode)."""
-    servo = cmd.mode == MODE_SERVO
-    q_err = np.where(cmd.kp > 0, cmd.q - joint_pos, 0.0)  # q* is a sentinel when kp = 0
-    dq_target = np.where(np.abs(cmd.dq) < 1e3, cmd.dq, 0.0)  # 16000 = "no velocity target"
-    tau = cmd.kp * q_err + cmd.kd * (dq_target - joint_vel) + cmd.tau
-    return np.where(servo, tau, 0.0)
+    """The torque each motor driver computes now, before it saturates (the drivers' own law)."""
+    return pd_torques(cmd, joint_pos, joint_vel)
 
 
 def check_commanded_torque(cmd: MotorCommands, joint_pos, joint_vel, th: SafetyThresholds) -> list[Violation]:

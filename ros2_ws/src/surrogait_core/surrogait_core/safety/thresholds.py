@@ -1,7 +1,8 @@
 """Safety thresholds: a plain dataclass whose defaults are derived from the robot spec.
 
 Every number here is either a fraction/margin applied to a limit read from the robot's MJCF
-(`RobotSpec`), or a time expressed in control periods. YAML may override any field
+(`RobotSpec`) or from the policy file's contract (soft joint range), or a time expressed in
+control periods (the contract's). YAML may override any field
 (`thresholds_from_params`); unknown or malformed keys are refused with a clear message.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from surrogait_core.contract import PolicyContract
 from surrogait_core.robot_spec import RobotSpec
 
 
@@ -23,15 +25,21 @@ class ThresholdError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class SafetyThresholds:
     # Limits from the spec (SDK joint order).
-    joint_pos_lower: np.ndarray  # rad
+    joint_pos_lower: np.ndarray  # rad, the hard range (the joint's stops)
     joint_pos_upper: np.ndarray  # rad
     joint_vel_limit: np.ndarray  # rad/s
     joint_torque_limit: np.ndarray  # N·m
     standing_base_height_m: float
+    # From the policy file's contract: the soft range training kept the joints in and the policy
+    # node clips targets to. Without a contract (unit tests) it is the hard range.
+    soft_joint_pos_lower: np.ndarray | None = None  # rad
+    soft_joint_pos_upper: np.ndarray | None = None  # rad
 
-    control_period_s: float = 0.02
-    # Joint position: a standing/walking robot must stay this far inside its limits.
-    joint_pos_margin_rad: float = 0.05
+    control_period_s: float = 0.02  # the policy's contract's control_dt_s, never typed in YAML
+    # Joint position: a standing/walking robot faults this far from its soft limit towards the hard
+    # one (0: at the soft limit, 1: at the stop). Strictly between the two, so a policy that honours its
+    # contract (targets clipped to the soft range, joints overshooting them a little) never trips it.
+    joint_pos_fault_fraction: float = 0.5
     # Joint velocity: fault above this fraction of the motor's rated velocity limit. At 1.0: beyond
     # what the motor can do, the joint is being driven by the world (a fall), not by the motor;
     # the shipped (preliminary, jerky) trot reaches 0.9 of the knee's limit in normal walking.
@@ -58,9 +66,19 @@ class SafetyThresholds:
     max_pitch_rad: float = 0.6
     # Base too low while standing/walking: below this fraction of the standing height.
     min_base_height_fraction: float = 0.6
-    # Stale robot state / silent policy, in control periods.
+    # Stale robot state, in control periods (judged only while the motors are driven).
     stale_state_periods: float = 3.0
+    # Silent command stream: no LowCmd for this many of the stream's own periods (measured on the
+    # wire: 2 ms at 500 Hz, 20 ms at 50 Hz), and never less than policy_silent_min_s, which covers
+    # a scheduling hiccup of the writer on a loaded computer.
     policy_silent_periods: float = 3.0
+    policy_silent_min_s: float = 0.02
+    # Stalled policy: while walking, the stream goes on but its targets have not changed for this
+    # many control periods (a network's output on live sensor data changes every step).
+    policy_stalled_periods: float = 3.0
+    # The estimator's height is used only while its reported standard deviation is below this
+    # (an estimate still converging, or one that fell behind, says so); else leg kinematics.
+    estimator_height_max_std_m: float = 0.05
     # The monitor writes damping itself when nobody else damps within this many periods.
     damping_grace_periods: float = 2.0
     # Damping gain of the monitor's own damping LowCmds, N·m·s/rad. Default: the largest kd for
@@ -74,9 +92,21 @@ class SafetyThresholds:
     def stale_state_s(self) -> float:
         return self.stale_state_periods * self.control_period_s
 
+    def policy_silent_s(self, stream_period_s: float | None = None) -> float:
+        """Silence threshold for a stream of this period (None: not measured yet, the control period)."""
+        period = self.control_period_s if stream_period_s is None else stream_period_s
+        return max(self.policy_silent_periods * period, self.policy_silent_min_s)
+
     @property
-    def policy_silent_s(self) -> float:
-        return self.policy_silent_periods * self.control_period_s
+    def policy_stalled_s(self) -> float:
+        return self.policy_stalled_periods * self.control_period_s
+
+    def joint_pos_fault_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper), rad: where the joint-position rule faults, between the soft and hard limits."""
+        f = self.joint_pos_fault_fraction
+        soft_lo = self.joint_pos_lower if self.soft_joint_pos_lower is None else self.soft_joint_pos_lower
+        soft_hi = self.joint_pos_upper if self.soft_joint_pos_upper is None else self.soft_joint_pos_upper
+        return soft_lo + f * (self.joint_pos_lower - soft_lo), soft_hi + f * (self.joint_pos_upper - soft_hi)
 
     @property
     def damping_grace_s(self) -> float:
@@ -87,31 +117,45 @@ class SafetyThresholds:
         return self.min_base_height_fraction * self.standing_base_height_m
 
 
-# Fields YAML may set (the limit arrays come from the spec, never from YAML).
+# Fields YAML may set (the limit arrays come from the spec and the policy's contract, never from
+# YAML, and so does the control period).
 TUNABLE_FIELDS = tuple(
     f.name for f in dataclasses.fields(SafetyThresholds) if f.type in ("float", float)
-    and f.name != "standing_base_height_m"
+    and f.name not in ("standing_base_height_m", "control_period_s")
 )
 
 
-def default_thresholds(spec: RobotSpec, control_period_s: float = 0.02) -> SafetyThresholds:
-    """Thresholds for `spec` with the defaults above (limits and heights from its MJCF)."""
+def default_thresholds(spec: RobotSpec, contract: PolicyContract | None = None) -> SafetyThresholds:
+    """Thresholds for `spec` with the defaults above: limits and heights from its MJCF, control
+    period and soft joint range from the policy's contract (None: 20 ms and the hard range)."""
     damping_kd = float(np.min(spec.joint_torque_limit / spec.joint_vel_limit))
     target_margin = float(0.25 * np.min(spec.joint_torque_limit) / spec.nominal_kp)
+    soft: dict[str, Any] = {}
+    if contract is not None:
+        if tuple(contract.joint_names) != tuple(spec.joint_names):
+            raise ThresholdError(f"the policy's joint order {contract.joint_names} is not the {spec.name}'s "
+                                 f"{spec.joint_names}")
+        soft = {"soft_joint_pos_lower": np.asarray(contract.soft_joint_pos_lower, dtype=np.float64),
+                "soft_joint_pos_upper": np.asarray(contract.soft_joint_pos_upper, dtype=np.float64),
+                "control_period_s": float(contract.control_dt_s)}
     return SafetyThresholds(
         joint_pos_lower=spec.joint_pos_lower.copy(),
         joint_pos_upper=spec.joint_pos_upper.copy(),
         joint_vel_limit=spec.joint_vel_limit.copy(),
         joint_torque_limit=spec.joint_torque_limit.copy(),
         standing_base_height_m=spec.standing_base_height_m,
-        control_period_s=control_period_s,
         damping_kd=damping_kd,
         target_limit_margin_rad=target_margin,
+        **soft,
     )
 
 
-def thresholds_from_params(spec: RobotSpec, params: Mapping[str, Any]) -> SafetyThresholds:
-    """Spec-derived defaults overridden by `params` (e.g. the node's YAML); validates each value."""
+def thresholds_from_params(spec: RobotSpec, params: Mapping[str, Any],
+                           contract: PolicyContract | None = None) -> SafetyThresholds:
+    """Spec- and contract-derived defaults overridden by `params` (e.g. the node's YAML); validates each value."""
+    if "control_period_s" in params:
+        raise ThresholdError("safety parameter 'control_period_s' is no longer set in YAML: the monitor reads the "
+                             "control period from the policy file's contract (parameter policy_path); remove it")
     unknown = sorted(set(params) - set(TUNABLE_FIELDS))
     if unknown:
         raise ThresholdError(f"unknown safety parameter(s) {unknown}; known: {', '.join(TUNABLE_FIELDS)}")
@@ -120,10 +164,10 @@ def thresholds_from_params(spec: RobotSpec, params: Mapping[str, Any]) -> Safety
         if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
             raise ThresholdError(f"safety parameter {name!r} must be a finite number >= 0, got {value!r}")
         values[name] = float(value)
-    base = default_thresholds(spec, values.pop("control_period_s", 0.02))
-    if base.control_period_s <= 0:
-        raise ThresholdError("safety parameter 'control_period_s' must be > 0 (the policy's control period)")
-    out = dataclasses.replace(base, **values)
+    out = dataclasses.replace(default_thresholds(spec, contract), **values)
     if out.damping_kd <= 0:
         raise ThresholdError("safety parameter 'damping_kd' must be > 0: damping needs kd > 0")
+    if not 0.0 < out.joint_pos_fault_fraction < 1.0:
+        raise ThresholdError(f"safety parameter 'joint_pos_fault_fraction' must be in (0, 1), strictly between "
+                             f"the soft and the hard joint limit; got {out.joint_pos_fault_fraction}")
     return out

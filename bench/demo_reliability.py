@@ -1,0 +1,189 @@
+"""Benchmark: does the full rehearsal session complete, run after run, with fresh processes?
+
+Runs the demo's scripted session (`python -m surrogait_rehearsal.demo`: stand up, walk 0.5 m/s,
+turn, walk 1.0 m/s, stop, damp) N times per configuration, each with fresh processes:
+  - shipped    the shipped policy, motor model `driver` (PD at the physics rate, as the robot's drivers)
+  - on_command the shipped policy, motor model `on_command` (torque computed when a LowCmd arrives, held)
+  - trained    a policy trained here for --train-budget-s (120 s), motor model `driver`
+and reports completions (the demo's exit code), falls (ground truth) and safety faults by cause.
+A fault is *real* when the ground truth shows it: a joint rule judges the simulator's own joint
+state (real); a height or tilt fault is real when the ground-truth base height or tilt at the
+latch confirms it; a silence (policy_silent, lowstate_stale) is real only when a process died.
+
+    python bench/demo_reliability.py --runs 20 [--configs shipped on_command trained] [--trained-runs 10]
+
+Writes bench/results/demo_reliability.json and .md. Targets (issue 12): shipped 20/20 under each
+motor model, trained ≥ 9/10, no fault whose cause is not real.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_rehearsal.demo import shipped_policy_path
+from surrogait_rehearsal.report import GT, load_session, read_fault_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_info import describe_machine, machine_facts  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+CONFIGS = {"shipped": ("shipped", "driver"), "on_command": ("shipped", "on_command"), "trained": ("trained", "driver")}
+TARGETS = {"shipped": 1.0, "on_command": 1.0, "trained": 0.9}  # completed fraction
+SILENCES = ("policy_silent", "lowstate_stale")
+JOINT_STATE_CAUSES = ("joint_position_limit", "joint_velocity", "estimated_torque", "state_not_finite")
+RUN_TIMEOUT_S = 300
+
+
+def first_damp_time(session: dict) -> float | None:
+    """Session time of the safety monitor's first DAMP verdict."""
+    for t, verdict in session.get("safety_states", []):
+        if verdict.get("state") == "DAMP":
+            return float(t)
+    return None
+
+
+def fault_is_real(fault: dict, session: dict, t_latch: float | None, children_died: bool) -> bool:
+    """Does the ground truth (or a process that really died) show the fault?"""
+    cause = fault["cause"]
+    if cause in SILENCES:
+        return children_died
+    if cause in JOINT_STATE_CAUSES or cause.startswith("estop") or cause.startswith("command_"):
+        return True  # judged on the simulator's own joint state, or on what was really commanded
+    gt = session["ground_truth"]
+    if t_latch is None or not gt.size:
+        return False
+    near = gt[np.abs(gt[:, GT["t"]] - t_latch) <= 0.1]
+    if not near.size:
+        return False
+    th = default_thresholds(load_robot_spec("go2"))
+    if cause == "base_too_low":
+        return bool(near[:, GT["z"]].min() < th.min_base_height_m)
+    if cause == "base_tilt":
+        return bool(np.max(np.abs(near[:, [GT["roll"], GT["pitch"]]])) > min(th.max_roll_rad, th.max_pitch_rad))
+    return False
+
+
+def one_run(run_dir: Path, policy: Path, motor_model: str, domain: int) -> dict:
+    cmd = [sys.executable, "-m", "surrogait_rehearsal.demo", "--policy", str(policy), "--no-video",
+           "--motor-model", motor_model, "--domain", str(domain), "--run-dir", str(run_dir)]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out = -1, f"timed out after {RUN_TIMEOUT_S} s: {e}"
+    (run_dir / "demo_output.txt").write_text(out)
+    result = {"run_dir": str(run_dir), "exit_code": rc, "completed": rc == 0,
+              "wall_s": round(time.monotonic() - start, 1)}
+    metrics_path, session_path = run_dir / "metrics.json", run_dir / "session.npz"
+    if not metrics_path.is_file() or not session_path.is_file():
+        result.update(outcome="no report", fell=None, faults=[])
+        return result
+    metrics = json.loads(metrics_path.read_text())
+    session = load_session(session_path)
+    children_died = "exited with" in out
+    t_latch = first_damp_time(session)
+    faults = [e for e in read_fault_log(run_dir / "safety_fault_log.jsonl") if e.get("event") == "fault"]
+    result.update(
+        outcome=metrics["info"]["outcome"],
+        fell=metrics["falls"]["fell"],
+        walking_vx_rmse=metrics["tracking"]["walking_vx_rmse"],
+        faults=[{"cause": f["cause"], "detail": f.get("detail", ""),
+                 "real": fault_is_real(f, session, t_latch, children_died)} for f in faults],
+    )
+    return result
+
+
+def summarize(runs: list[dict]) -> dict:
+    causes: dict[str, dict[str, int]] = {}
+    for r in runs:
+        for f in r["faults"]:
+            entry = causes.setdefault(f["cause"], {"real": 0, "not_real": 0})
+            entry["real" if f["real"] else "not_real"] += 1
+    return {"runs": len(runs), "completed": sum(r["completed"] for r in runs),
+            "falls": sum(bool(r.get("fell")) for r in runs), "faults_by_cause": causes,
+            "faults_not_real": sum(c["not_real"] for c in causes.values())}
+
+
+def train_policy(out_dir: Path, budget_s: float) -> Path:
+    from surrogait_train.api import train_and_export
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return train_and_export(budget_s=budget_s, out_path=out_dir / "policy.onnx", run_dir=out_dir / "training",
+                            progress=False)
+
+
+def markdown(result: dict) -> str:
+    lines = [f"# Demo reliability ({result['machine']})", "",
+             f"`{result['command']}`", "",
+             "| configuration | policy | motor model | completed | falls | safety faults by cause (real / not real) | "
+             "target |", "|---|---|---|---|---|---|---|"]
+    for name, c in result["configs"].items():
+        s = c["summary"]
+        faults = ", ".join(f"{k} {v['real']}/{v['not_real']}" for k, v in s["faults_by_cause"].items()) or "none"
+        lines.append(f"| {name} | {c['policy']} | {c['motor_model']} | {s['completed']}/{s['runs']} | {s['falls']} | "
+                     f"{faults} | ≥ {TARGETS[name] * s['runs']:.0f}/{s['runs']}, no fault not real: "
+                     f"{'met' if c['meets_target'] else 'NOT met'} |")
+    lines += ["", "Each run: `python -m surrogait_rehearsal.demo --policy P --no-video --motor-model M` with fresh "
+              "processes; completed = exit code 0 (no safety damp, no fall, no dead process, no refused step)."]
+    for name, c in result["configs"].items():
+        failed = [r for r in c["runs"] if not r["completed"]]
+        if failed:
+            lines += ["", f"Not completed ({name}):"] + [f"- {r['run_dir']}: {r['outcome']}" for r in failed]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=20, help="runs per shipped-policy configuration")
+    ap.add_argument("--trained-runs", type=int, default=10, help="runs of the freshly trained policy")
+    ap.add_argument("--configs", nargs="+", choices=tuple(CONFIGS), default=list(CONFIGS))
+    ap.add_argument("--train-budget-s", type=float, default=120.0)
+    ap.add_argument("--domain", type=int, default=27)
+    ap.add_argument("--workdir", type=Path, default=ROOT / "runs" / "demo_reliability")
+    ap.add_argument("--out", type=Path, default=RESULTS / "demo_reliability")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
+    machine = describe_machine()
+    policies = {"shipped": shipped_policy_path()}
+    result = {"benchmark": "demo_reliability", "machine": machine, "machine_facts": machine_facts(),
+              "command": "python bench/demo_reliability.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "configs": {}}
+    for name in args.configs:
+        source, motor_model = CONFIGS[name]
+        if source not in policies:
+            print(f"[{name}] training a policy for {args.train_budget_s:.0f} s", flush=True)
+            policies[source] = train_policy(args.workdir / "trained_policy", args.train_budget_s)
+        n = args.trained_runs if name == "trained" else args.runs
+        runs = []
+        for i in range(n):
+            r = one_run(args.workdir / name / f"run{i:02d}", policies[source], motor_model, args.domain)
+            runs.append(r)
+            faults = ", ".join(f"{f['cause']}{'' if f['real'] else ' (NOT REAL)'}" for f in r["faults"]) or "no fault"
+            print(f"[{name}] run {i + 1}/{n}: {'completed' if r['completed'] else 'NOT completed'} "
+                  f"({r['outcome']}); {faults}; {r['wall_s']:.0f} s", flush=True)
+        summary = summarize(runs)
+        met = summary["completed"] >= TARGETS[name] * n and summary["faults_not_real"] == 0
+        result["configs"][name] = {"policy": str(policies[source]), "motor_model": motor_model, "summary": summary,
+                                   "meets_target": met, "runs": runs}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))
+        args.out.with_suffix(".md").write_text(markdown(result))
+    print(markdown(result))
+    return 0 if all(c["meets_target"] for c in result["configs"].values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
