@@ -49,13 +49,14 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
         f"Policy: {meta['policy']}. Date: {meta['date']}. "
         f"Command: `{meta['command']}`.",
         "",
-        "Latency = fault → first damping LowCmd on rt/lowcmd, seen by an independent SDK subscriber "
+        "Latency = fault → first damping LowCmd on rt/lowcmd, seen by an independent raw DDS reader "
         "(target ≤ 60 ms). Violations = commands after the fault (the injector's own excepted) that are "
         "non-finite, put a stiff target outside the joint range, or ask for more than the motor's torque limit "
         "(kp·(q*−q)+kd·(dq*−dq)+τff with the joint state at arrival). For a silence (a killed or hung policy "
         "node, a stopped rt/lowstate) the fault is only a fault once it has lasted the rule's threshold "
-        "(3 control periods = 60 ms, from the issue): the target applies to the reaction after it, shown as "
-        "'+x'. 'PD > τ_lim before damping': stiff commands already in flight in the reaction window whose "
+        "(as the monitor logged it: a silent 500 Hz LowCmd stream after 20 ms, a stale rt/lowstate after 2 "
+        "control periods = 40 ms); the latency is from the fault itself, and the reaction after the threshold is "
+        "shown as '+x'. 'PD > τ_lim before damping': stiff commands already in flight in the reaction window whose "
         "kp·(q*−q) on joints displaced by the fault exceeds the limit (the driver clips them); from the first "
         "damping command on, every command must be within every limit. Lying still: the last 0.5 s of "
         "rt/lowstate with every |dq| and |gyro| < 0.3 rad/s and ground-truth base height < 0.2 m, observed at "
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
     boosted = try_realtime(args.rt_priority)
     ChannelFactoryInitialize(args.domain, "lo")
-    recorder = WireRecorder()
+    recorder = WireRecorder(args.domain)
     ros = SuiteRos()
     results = []
     baseline = None

@@ -1,7 +1,7 @@
 """Play synthetic proprioception as the robot's rt/lowstate over unitree_sdk2 DDS, in real time,
 as its own process (the SDK's channel factory is one DDS domain per process).
 
-    python lowstate_player.py --domain 33 --duration 3 [--bad-from 1.0 --bad-to 1.2]
+    python lowstate_player.py --domain 33 --duration 3 [--bad-from 1.0 --bad-to 1.2] [--realtime-priority 30]
 
 The robot stands still at 0.28 m (SyntheticRobot); samples in [bad-from, bad-to) carry NaN
 accelerometer readings. Prints how many samples it wrote.
@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests/ folde
 
 from estimator.synthetic_robot import SyntheticRobot  # noqa: E402
 from surrogait_core import go2_wire  # noqa: E402
+from surrogait_core.realtime import try_realtime  # noqa: E402
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
 
 DT = 0.002
@@ -43,7 +44,10 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=3.0)
     ap.add_argument("--bad-from", type=float, default=-1.0)
     ap.add_argument("--bad-to", type=float, default=-1.0)
+    ap.add_argument("--realtime-priority", type=int, default=0,
+                    help="SCHED_FIFO priority, as the robot's firmware publishes (0: normal scheduling)")
     args = ap.parse_args()
+    try_realtime(args.realtime_priority)  # where permitted; a late stream shows as gaps to the estimator
 
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
     from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_

@@ -48,3 +48,11 @@ def test_gait_schedule_raises_the_bar_for_off_schedule_touchdowns():
 def test_bad_thresholds_are_refused():
     with pytest.raises(ValueError, match="force_off < force_on"):
         ContactConfig(force_on=10.0, force_off=20.0)
+
+
+def test_a_lightly_loaded_foot_is_touching_the_ground_but_is_no_stance_foot():
+    det = ContactDetector(ContactConfig(force_on=60.0, force_off=25.0, touch_force=10.0))
+    for _ in range(100):
+        stance = det.update(np.array([15.0, 40.0, 5.0, 0.0]), 0.002)
+    assert list(stance) == [False, True, False, False]  # 40 N settles into stance; 15 N never does
+    assert list(det.touching) == [True, True, False, False]  # but a 15 N foot is on the ground

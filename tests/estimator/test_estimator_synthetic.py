@@ -121,3 +121,27 @@ def test_without_kinematics_the_imu_alone_would_drift(spec):
     assert abs(out_fallback[-1].base_lin_vel_b[0]) < 0.05
     assert fallback.health().level == "WARN" and "no foot on the ground" in fallback.health().message
     assert abs(out_seeing[-1].base_lin_vel_b[0]) < 0.02 and seeing.health().level == "OK"
+
+
+def test_feet_too_lightly_loaded_for_stance_still_give_the_height(spec):
+    """A foot below the stance thresholds may slide, so it says nothing about the velocity; but it is on the
+    ground, so it says where the ground is: the height stays known (and trusted) instead of drifting."""
+    from surrogait_core.estimator import ContactConfig
+
+    robot = SyntheticRobot(spec, height_m=0.28, seed=9)
+    clean = robot.sample
+
+    def light(t):  # every foot at 15 N: on the ground, never a stance foot (force_off 25 N)
+        s = clean(t)
+        s.foot_force = np.full(4, 15.0)
+        return s
+
+    robot.sample = light
+    touching = StateEstimator(spec, POINT_FEET)
+    blind = StateEstimator(spec, EstimatorConfig(rolling_feet=False, contact=ContactConfig(touch_force=1000.0)))
+    out_touching, out_blind = (_run(e, robot, 3.0) for e in (touching, blind))
+    assert not any(out_touching[-1].stance)
+    assert abs(out_touching[-1].height_m - 0.28) < 0.005
+    assert np.sqrt(out_touching[-1].position_cov_w[2, 2]) < 0.01
+    assert touching.height_trust().trusted
+    assert np.sqrt(out_blind[-1].position_cov_w[2, 2]) > 0.05  # without it: not observed, and it says so

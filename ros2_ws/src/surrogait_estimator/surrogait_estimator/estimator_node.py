@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from surrogait_core import interfaces
-from surrogait_core.estimator import CatchUpBudget, ProprioSample, SampleAge, StateEstimator
+from surrogait_core.estimator import CatchUpBudget, HeightTrust, ProprioSample, SampleAge, StateEstimator
 from surrogait_core.estimator.estimator import ERROR, OK, WARN
 from surrogait_core.estimator.samples import TickClock
 from surrogait_core.go2_wire_image import LowStateDecoder
@@ -88,7 +88,7 @@ class EstimatorRosSide:
         self._last_diag_mono = 0.0
         self._latency_s: float | None = None
         self._max_latency_s = 0.0
-        self._trust = None
+        self._trust: HeightTrust | None = None  # the verdict on the latest published estimate
 
         self._odom_pub = node.create_publisher(Odometry, interfaces.ODOM, 10)
         self._contacts_pub = node.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)

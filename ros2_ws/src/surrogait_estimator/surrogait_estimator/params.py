@@ -42,6 +42,8 @@ PARAMETERS: dict[str, tuple[object, str]] = {
     "contact_force_on": (60.0, "foot force above which a swing foot touches down (rt/lowstate foot_force units)"),
     "contact_force_off": (25.0, "foot force below which a stance foot lifts off"),
     "contact_settle_s": (0.1, "a foot loaded above contact_force_off this long also touches down, s"),
+    "contact_touch_force": (10.0, "foot force above which a foot that is not a stance foot still gives its height "
+                                  "(on the ground, perhaps sliding)"),
     "contact_trust_ramp_s": (0.02, "stance measurements reach full weight this long after touchdown, s"),
     "trust_min_samples": (100, "height trusted only after this many accepted samples since the filter started"),
     "trust_settle_s": (0.5, "height trusted only this long (robot time) after a reset, long gap or refused sample, s"),
@@ -116,6 +118,7 @@ class EstimatorNodeConfig:
                     force_off=float(p["contact_force_off"]),
                     trust_ramp_s=float(p["contact_trust_ramp_s"]),
                     settle_s=float(p["contact_settle_s"]),
+                    touch_force=float(p["contact_touch_force"]),
                 ),
                 trust=TrustConfig(
                     min_samples_since_reset=int(p["trust_min_samples"]),

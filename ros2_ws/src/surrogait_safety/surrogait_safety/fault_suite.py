@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
+from surrogait_core.lowcmd_stream import LowCmdStream
 from surrogait_core.realtime import try_realtime
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
@@ -60,24 +61,37 @@ def process_cpu_seconds(pid: int) -> float | None:
 
 
 class WireRecorder:
-    """Records every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later)."""
+    """Records every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later).
 
-    def __init__(self):
+    rt/lowcmd comes at the motor rate (500 Hz): it is polled raw (every sample, timed by its source
+    timestamp) rather than deserialized in a listener, which on a loaded machine fell behind and
+    timed samples late; a run of identical messages is decoded once.
+    """
+
+    POLL_S = 0.002
+
+    def __init__(self, domain: int):
+        from cyclonedds.domain import DomainParticipant
         from unitree_sdk2py.core.channel import ChannelSubscriber
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
         self.lock = threading.Lock()
-        self.cmds: list[tuple[float, object]] = []
+        self._raw_cmds: list[tuple[float, bytes]] = []
         self.states: list[tuple[float, object]] = []
-        self._subs = [ChannelSubscriber(go2_wire.LOWCMD_TOPIC, LowCmd_), ChannelSubscriber(go2_wire.LOWSTATE_TOPIC,
-                                                                                             LowState_)]
-        self._subs[0].Init(self._on_cmd, 0)
-        self._subs[1].Init(self._on_state, 0)
+        self._decode = LowCmd_.deserialize
+        self._cmd_stream = LowCmdStream(DomainParticipant(domain))  # after ChannelFactoryInitialize: its config
+        self._sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
+        self._sub.Init(self._on_state, 0)
+        self._stop = threading.Event()
+        self._poller = threading.Thread(target=self._poll_cmds, name="lowcmd_recorder", daemon=True)
+        self._poller.start()
 
-    def _on_cmd(self, msg):
-        t = time.monotonic()
-        with self.lock:
-            self.cmds.append((t, msg))
+    def _poll_cmds(self):
+        while not self._stop.wait(self.POLL_S):
+            samples = self._cmd_stream.poll()
+            if samples:
+                with self.lock:
+                    self._raw_cmds += [(t, data) for data, t in samples]
 
     def _on_state(self, msg):
         t = time.monotonic()
@@ -86,11 +100,17 @@ class WireRecorder:
 
     def clear(self):
         with self.lock:
-            self.cmds, self.states = [], []
+            self._raw_cmds, self.states = [], []
 
     def snapshot(self):
         with self.lock:
-            return list(self.cmds), list(self.states)
+            raw, states = list(self._raw_cmds), list(self.states)
+        cmds, last_data, last_msg = [], None, None
+        for t, data in raw:
+            if data != last_data:
+                last_data, last_msg = data, self._decode(data)
+            cmds.append((t, last_msg))
+        return cmds, states
 
     def last_state_time(self) -> float | None:
         with self.lock:
@@ -646,8 +666,8 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         silence_threshold_s=silence,
         reaction_after_threshold_s=None if first_damp is None or silence is None
         else round(first_damp - silence_start - silence, 4),
-        latency_ok=latency is not None and (latency <= LATENCY_TARGET_S or (
-            silence is not None and first_damp - silence_start - silence <= LATENCY_TARGET_S)),
+        # From the fault itself, silences included (issue 12): a silence must be noticed within the target too.
+        latency_ok=latency is not None and latency <= LATENCY_TARGET_S,
         who_damped="monitor" if first_by_monitor else ("policy node, then the monitor too" if monitor_wrote
                                                          else "policy node"),
         commands_after_fault=len(after) - rogue_count,

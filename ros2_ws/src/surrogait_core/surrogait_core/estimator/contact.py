@@ -34,8 +34,7 @@ class ContactConfig:
     # Gait-clock fusion: with a schedule, a foot the schedule puts in swing needs `force_on *
     # off_schedule_factor` to count as stance (a swing foot brushing the ground is not support).
     off_schedule_factor: float = 2.0
-    touch_force: float = 10.0  # on the ground (height known) above this, even when not a stance foot
-
+    touch_force: float = 10.0  # on the ground (height known) above this, even when not a stance foot (lying: ~5)
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.force_off < self.force_on):
@@ -43,8 +42,8 @@ class ContactConfig:
                 f"contact thresholds need 0 <= force_off < force_on, got force_off={self.force_off}, "
                 f"force_on={self.force_on}"
             )
-        if not 0.0 < self.touch_force <= self.force_on:
-            raise ValueError(f"contact touch_force must be in (0, force_on], got {self.touch_force}")
+        if not self.touch_force > 0.0:
+            raise ValueError(f"contact touch_force must be > 0, got {self.touch_force}")
         if self.trust_ramp_s < 0.0 or self.settle_s < 0.0 or self.off_schedule_factor < 1.0:
             raise ValueError("contact trust_ramp_s and settle_s must be >= 0, off_schedule_factor >= 1")
 

@@ -1,7 +1,10 @@
 """The state estimator: IMU + leg kinematics + contacts -> base velocity, position, height.
 
 Per sample: validate (refuse and count bad ones) -> contacts from foot force -> predict with
-the IMU acceleration rotated to the world -> update with stance-foot kinematics. Orientation
+the IMU acceleration rotated to the world -> update with stance-foot kinematics (and the height
+of feet touching the ground too lightly to be stance feet). Samples may come with gaps (lost,
+or skipped by a reader catching up: `note_skipped`): each step uses the true dt from the robot's
+tick. `height_trust` says whether the height may be used (see `trust`). Orientation
 is the IMU's quaternion (odom frame = the IMU's world frame; roll and pitch are observable from
 gravity, yaw drifts on a real IMU and odometry inherits that, as REP 105 allows).
 

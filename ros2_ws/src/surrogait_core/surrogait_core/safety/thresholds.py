@@ -66,8 +66,10 @@ class SafetyThresholds:
     max_pitch_rad: float = 0.6
     # Base too low while standing/walking: below this fraction of the standing height.
     min_base_height_fraction: float = 0.6
-    # Stale robot state, in control periods (judged only while the motors are driven).
-    stale_state_periods: float = 3.0
+    # Stale robot state, in control periods (judged only while the motors are driven): 40 ms is 20
+    # missed samples of the robot's 500 Hz stream, and it fires before the policy node's own 60 ms
+    # time-out, so the monitor damps a blind robot within 60 ms of the last state.
+    stale_state_periods: float = 2.0
     # Silent command stream: no LowCmd for this many of the stream's own periods (measured on the
     # wire: 2 ms at 500 Hz, 20 ms at 50 Hz), and never less than policy_silent_min_s, which covers
     # a scheduling hiccup of the writer on a loaded computer.
