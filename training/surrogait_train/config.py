@@ -71,7 +71,7 @@ class RewardConfig:
 @dataclasses.dataclass
 class SurrogateConfig:
     variant: str = "noslip"  # "noslip" (stance-foot constraint), "srb" (stance forces), "joint" (legs only)
-    gradient_decay: float = 0.6  # per-step decay g of carried gradients (PAPER.md)
+    gradient_decay: float = 0.6  # per-step decay g of carried gradients (docs/architecture.md, "The paper")
     joint_inertia: float = 0.0  # effective joint inertia of the PD model, kg m^2; 0 = MuJoCo mass-matrix diagonal
     noslip_damping: float = 0.1  # regulariser of the no-slip least squares
     contact_threshold_n: float = 1.0  # touch force (N) counted as full contact
@@ -105,7 +105,7 @@ class LearnerConfig:
     spike_decay_factor: float = 0.8
     min_gradient_decay: float = 0.2
     action_noise_std: float = 0.05  # exploration noise on actions (detached)
-    obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (PAPER.md)
+    obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (docs/architecture.md, "The paper")
     imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action
     imitation_lr: float = 3e-3
 

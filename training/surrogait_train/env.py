@@ -142,7 +142,7 @@ class LocomotionEnv:
         """The action whose joint targets are the IK of the clock's foot reference one control step ahead (N, 12).
 
         Open-loop kinematic trot/pace/... for the current commands; used to warm-start the actor by
-        imitation (PAPER.md levers) and by the `joint_ref` reward.
+        imitation (training/README.md, Lessons) and by the `joint_ref` reward.
         """
         phases = torch.as_tensor(leg_phases(self.gait, (self.episode_step + 1) * self.control_dt), dtype=torch.float32)
         ref_xy, ref_height, _ = gait_reference(

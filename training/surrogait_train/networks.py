@@ -1,4 +1,4 @@
-"""Actor, critic and the observation normaliser (variance floored: PAPER.md lesson)."""
+"""Actor, critic and the observation normaliser (variance floored: docs/architecture.md, "The paper")."""
 
 from __future__ import annotations
 

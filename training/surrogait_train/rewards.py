@@ -9,7 +9,7 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
 - joint limits       sum_j max(lower_j - q_j, 0) + max(q_j - upper_j, 0) over the soft joint range
                      (legged_gym's dof_pos_limits; targets are clipped to that range, positions can
                      still overshoot it)
-- gait (clock-driven dense kinematic targets, PAPER.md "levers"):
+- gait (clock-driven dense kinematic targets; training/README.md, Lessons):
     swing height     (z_foot - z_ref(phase))^2, z_ref = r + H sin(pi s) in swing (s: swing progress), r in stance
     stance still     scheduled-stance feet: |v_foot,xy|^2
     foot placement   |p_foot,xy - p_ref,xy(phase)|^2 with the Raibert step length

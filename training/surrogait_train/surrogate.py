@@ -26,7 +26,7 @@ base frame (kinematics.py), u_i = J_i dq foot velocity relative to the base:
 Orientation and height follow the new twist: g' = normalize(g - dt w' x g), h' = h - dt g·v'.
 
 Alignment (every step, diff_env.py): x_{t+1} = x_sur + (x_sim - x_sur).detach(), then the
-per-step gradient decay x <- g x + (1 - g) x.detach() (PAPER.md).
+per-step gradient decay x <- g x + (1 - g) x.detach() (docs/architecture.md, "The paper").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """ROS 2 names shared by the nodes, the rehearsal simulator and the tests (one place each).
 
-All types are standard ROS 2 messages (ARCHITECTURE.md, principle 6).
+All types are standard ROS 2 messages (docs/architecture.md, Principles: a ROS-free core, thin nodes).
 """
 
 # Policy node

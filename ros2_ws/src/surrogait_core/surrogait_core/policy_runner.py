@@ -1,9 +1,9 @@
 """One policy step on the robot: LowState + command + gait clock + last action → joint targets.
 
 The observation goes through the same `ObservationBuilder` and `OnnxPolicy` that training-time
-evaluation uses (ARCHITECTURE.md, principle 3); this module only gathers the raw terms. The default
-pose and the soft joint range come from the policy's contract, never from the robot model, so the
-robot sees what training saw.
+evaluation uses (docs/architecture.md, Principles: one code path from evaluation to the robot);
+this module only gathers the raw terms. The default pose and the soft joint range come from the
+policy's contract, never from the robot model, so the robot sees what training saw.
 """
 
 from __future__ import annotations

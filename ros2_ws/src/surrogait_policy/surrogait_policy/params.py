@@ -1,7 +1,8 @@
 """The policy node's parameters: one dataclass, used to declare them and by the launch-file test.
 
-Only deployment choices live here (ARCHITECTURE.md, principle 1); everything the policy depends
-on (gains, control period, command ranges, gait) comes from the ONNX file's contract.
+Only deployment choices live here (docs/architecture.md, Principles: one source of truth);
+everything the policy depends on (gains, control period, command ranges, gait) comes from the ONNX
+file's contract.
 """
 
 from __future__ import annotations
