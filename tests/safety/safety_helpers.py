@@ -47,3 +47,10 @@ def damping(kd=1.0) -> MotorCommands:
 
 def lying_q() -> np.ndarray:
     return np.tile([0.0, 1.36, -2.65], 4)
+
+
+def knees_on_their_stops() -> np.ndarray:
+    """The folded pose with every calf resting 0.01 rad from its lower stop, as a lying Go2's do."""
+    q = lying_q()
+    q[2::3] = SPEC.joint_pos_lower[2::3] + 0.01
+    return q

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from safety_helpers import CONTRACT, SPEC, damping, lying_q, state, stiff
+from safety_helpers import CONTRACT, SPEC, damping, knees_on_their_stops, lying_q, state, stiff
 
 from surrogait_core.safety import SafetyMonitor, default_thresholds
 
@@ -52,7 +52,7 @@ def test_startup_without_lowstate_is_not_a_fault_until_stiff_commands_go_out():
     assert r.latched and r.cause == "lowstate_stale"
 
 
-def test_stale_lowstate_latches_after_two_periods_before_the_policy_nodes_own_timeout():
+def test_stale_lowstate_latches_after_two_and_a_half_periods_before_the_policy_nodes_own_timeout():
     m = standing_monitor()
     m.on_lowcmd(stiff(), 0.0 + 0.001)
     # The policy keeps commanding but the state stops at t = 0.
@@ -60,8 +60,9 @@ def test_stale_lowstate_latches_after_two_periods_before_the_policy_nodes_own_ti
         m.on_lowcmd(stiff(), k * P)
         r = m.check(k * P - 1e-6)
         assert not r.latched, k
-    m.on_lowcmd(stiff(), 2 * P + 0.005)
-    r = m.check(2 * P + 0.005)
+    assert not m.check(2.5 * P - 0.001).latched
+    m.on_lowcmd(stiff(), 2.5 * P + 0.002)
+    r = m.check(2.5 * P + 0.002)
     assert r.latched and r.cause == "lowstate_stale" and r.state_changed
     assert r.events[0].event == "fault" and r.events[0].action == "latch DAMP"
     # The policy node is blind without state (its own 60 ms timeout comes later): the monitor damps at once.
@@ -166,7 +167,7 @@ def test_each_cause_is_logged_once_per_latch():
 
 def test_position_and_height_rules_only_when_standing():
     m = SafetyMonitor(TH)
-    m.on_lowstate(state(q=lying_q() - 0.03 * np.tile([0, 0, 1], 4)), 0.0)
+    m.on_lowstate(state(q=knees_on_their_stops()), 0.0)
     m.on_base_height(0.08, "estimator", 0.0)
     m.on_lowcmd(stiff(q=lying_q()), 0.0)
     m.on_policy_state("STAND_UP")
@@ -316,15 +317,16 @@ def stream_policy(m: SafetyMonitor, t0: float, t1: float, walk_targets=True, sta
     return results
 
 
-def test_a_500_hz_stream_that_stops_is_silent_after_20_ms_not_three_control_periods():
+def test_a_500_hz_stream_that_stops_is_silent_after_its_floor_not_three_control_periods():
     m = standing_monitor()
     run = stream_policy(m, 0.001, 1.0)
     assert not any(r.latched for _, r in run)
-    assert m.policy_silent_s() == pytest.approx(TH.policy_silent_min_s)
+    assert m.policy_silent_s() == pytest.approx(TH.policy_silent_min_s) and TH.policy_silent_min_s < 3 * P
     last_cmd = m.cmd_t
-    m.on_lowstate(state(), last_cmd + 0.018)
-    assert not m.check(last_cmd + 0.018).latched
-    r = m.check(last_cmd + 0.021)
+    m.on_lowstate(state(), last_cmd + TH.policy_silent_min_s - 0.002)
+    assert not m.check(last_cmd + TH.policy_silent_min_s - 0.002).latched
+    m.on_lowstate(state(), last_cmd + TH.policy_silent_min_s + 0.001)
+    r = m.check(last_cmd + TH.policy_silent_min_s + 0.001)
     assert r.latched and r.cause == "policy_silent" and r.write_damping
 
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from safety_helpers import CONTRACT, SPEC, damping, lying_q, state, stiff
+from safety_helpers import CONTRACT, SPEC, damping, knees_on_their_stops, state, stiff
 
 from surrogait_core.go2_wire import MODE_STOP
 from surrogait_core.safety import rules
@@ -164,4 +164,4 @@ def test_command_target_jump():
 
 def test_lying_pose_is_near_the_knee_limit():
     # Why the position rule is gated on standing: the lying pose is past the knee's soft range.
-    assert causes(rules.check_joint_position(lying_q() - 0.03 * np.tile([0, 0, 1], 4), TH)) == ["joint_position_limit"]
+    assert causes(rules.check_joint_position(knees_on_their_stops(), TH)) == ["joint_position_limit"]

@@ -14,7 +14,7 @@ def test_defaults_are_derived_from_the_spec():
     np.testing.assert_array_equal(th.joint_pos_lower, SPEC.joint_pos_lower)
     np.testing.assert_array_equal(th.joint_torque_limit, SPEC.joint_torque_limit)
     assert th.min_base_height_m == pytest.approx(0.6 * SPEC.standing_base_height_m)
-    assert th.stale_state_s == pytest.approx(0.04) and th.policy_silent_s() == pytest.approx(0.06)
+    assert th.stale_state_s == pytest.approx(0.05) and th.policy_silent_s() == pytest.approx(0.06)
     assert th.damping_grace_s == pytest.approx(0.04)
     # Damping can never ask a motor for more than its torque limit at any speed up to its velocity limit.
     assert np.all(th.damping_kd * SPEC.joint_vel_limit <= SPEC.joint_torque_limit + 1e-9)
@@ -27,13 +27,13 @@ def test_overrides_and_the_contracts_control_period():
     contract = dataclasses.replace(CONTRACT, control_dt_s=0.01)
     th = thresholds_from_params(SPEC, {"max_roll_rad": 0.5, "damping_kd": 2}, contract)
     assert th.max_roll_rad == 0.5 and th.damping_kd == 2.0
-    assert th.control_period_s == 0.01 and th.stale_state_s == pytest.approx(0.02)
+    assert th.control_period_s == 0.01 and th.stale_state_s == pytest.approx(0.025)
 
 
 def test_the_silence_threshold_follows_the_streams_own_period_with_a_floor():
     th = default_thresholds(SPEC)
     assert th.policy_silent_s(stream_period_s=0.02) == pytest.approx(0.06), "a 50 Hz stream: three periods"
-    assert th.policy_silent_s(stream_period_s=0.002) == pytest.approx(0.02), "a 500 Hz stream: the 20 ms floor"
+    assert th.policy_silent_s(stream_period_s=0.002) == pytest.approx(0.04), "a 500 Hz stream: the 40 ms floor"
     assert th.policy_silent_s(None) == pytest.approx(0.06), "before the stream is measured: the control period's"
 
 

@@ -65,15 +65,15 @@ def get_policy(args: argparse.Namespace, run_dir: Path) -> tuple[Path, str]:
     if args.use_shipped_policy:
         return shipped_policy_path(), "the shipped policy (--use-shipped-policy)"
     try:
-        from surrogait_train.api import train_and_export
+        from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
     except ImportError as e:
         say(f"  the trainer is not available ({e}); using the shipped policy instead")
         return shipped_policy_path(), "the shipped policy (trainer unavailable)"
     budget = args.train_budget_s
     say(f"  training with the differentiable trainer for {budget:.0f} s (use --use-shipped-policy to skip)")
     start = time.monotonic()
-    path = train_and_export(budget_s=budget, out_path=run_dir / "policy.onnx", run_dir=run_dir / "training",
-                            progress=True)
+    path = train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget, out_path=run_dir / "policy.onnx",
+                            run_dir=run_dir / "training", progress=True)
     return path.resolve(), f"trained here for {budget:.0f} s ({time.monotonic() - start:.0f} s with export)"
 
 

@@ -29,7 +29,7 @@ from surrogait_core.network_interface import interface_problem
 from surrogait_core.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.robot_spec import ROBOTS, load_robot_spec
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
-from surrogait_core.safety.base_height import LegKinematicsHeight
+from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
 from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
 
 NODE_NAME = "safety_monitor"
@@ -363,17 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         def _update_base_height(self, now: float):
             if not self.monitor.standing():
                 return
-            odom = self._odom_height
-            trusted = odom is not None and odom[1] <= self.th.estimator_height_max_std_m
-            if trusted and now - odom[2] <= self.odom_timeout_s:
-                self.monitor.on_base_height(odom[0], "estimator", now)
-            elif self.monitor.state is not None:
-                # No estimate, or one the estimator itself does not vouch for: the height of the base above
-                # the lowest foot, from this sample's attitude and joint angles (flat ground).
-                s = self.monitor.state
-                h = self.height_from_legs.height(s.quat_wxyz, s.joint_pos) if np.all(np.isfinite(s.joint_pos)) \
-                    else float("nan")
-                self.monitor.on_base_height(h, "leg kinematics", now)
+            chosen = monitor_base_height(self._odom_height, self.monitor.state, self.height_from_legs, now,
+                                         self.th.estimator_height_max_std_m, self.odom_timeout_s)
+            if chosen is not None:
+                self.monitor.on_base_height(*chosen, now)
 
         def _publish_state(self):
             msg = String()

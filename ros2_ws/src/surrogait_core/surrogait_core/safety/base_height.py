@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from surrogait_core.go2_wire import LowStateView
 from surrogait_core.robot_spec import RobotSpec
 
 
@@ -36,3 +37,25 @@ class LegKinematicsHeight:
         self._pin.framesForwardKinematics(self.model, self.data, q)
         lowest = min(self.data.oMf[f].translation[2] for f in self.foot_frames)
         return float(-lowest + self.spec.foot_radius_m)
+
+
+
+def monitor_base_height(estimate: tuple[float, float, float] | None, state: LowStateView | None,
+                        legs: LegKinematicsHeight, now: float, max_std_m: float,
+                        timeout_s: float) -> tuple[float, str] | None:
+    """(base height m, its source) for the "base too low" rule, or None with nothing to judge.
+
+    `estimate` is the estimator's (height m, standard deviation m, monotonic time received). The
+    estimator reports a height it does not vouch for — not converged, fallen behind its stream,
+    just after a gap — as a large z variance (≥ 1 m²): such an estimate, or a stale one, must never
+    damp a robot that stands. The leg-kinematics height of the newest robot state is used instead:
+    it needs no convergence, and it still sees a real collapse.
+    """
+    if estimate is not None:
+        height_m, std_m, received_t = estimate
+        if std_m <= max_std_m and now - received_t <= timeout_s:
+            return height_m, "estimator"
+    if state is None:
+        return None
+    finite = np.all(np.isfinite(state.joint_pos))
+    return (legs.height(state.quat_wxyz, state.joint_pos) if finite else float("nan")), "leg kinematics"
