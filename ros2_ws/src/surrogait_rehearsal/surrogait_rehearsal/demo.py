@@ -276,9 +276,14 @@ def run_session(session, group, segments) -> None:
     session.call("stop_walk")
     session.wait_for_state("READY", 5.0)
     time.sleep(1.0)
+    if (state := session.node.policy_state) != "READY":  # a damp while standing after the walk
+        raise SessionError(f"the policy node left READY before the final damp (now {state})")
     session.call("damp")
     session.wait_for_state("DAMP", 5.0)
     time.sleep(1.5)  # let the robot settle in damping, on camera
+    latched = [v.get("cause", "") for _, v in session.node.safety_states if v.get("state") == "DAMP"]
+    if latched:
+        raise SessionError(f"the safety monitor latched during the session: {latched[0]}")
 
 
 def _raise_if(reason: str | None) -> bool:
