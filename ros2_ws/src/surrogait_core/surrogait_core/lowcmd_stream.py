@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from surrogait_core.dds_raw_reader import RawReader
 from surrogait_core.go2_wire import LOWCMD_TOPIC
 
 HISTORY_DEPTH = 64  # samples kept between polls: 128 ms of a 500 Hz stream, ≥ 25 polls at 200 Hz
@@ -24,33 +25,18 @@ class LowCmdStream:
 
     def __init__(self, participant, topic=None):
         """`participant`: a cyclonedds DomainParticipant; `topic`: its rt/lowcmd Topic, if it has one."""
-        from cyclonedds._clayer import ddspy_take
-        from cyclonedds.core import InstanceState, SampleState, ViewState
-        from cyclonedds.qos import Policy, Qos
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
 
-        self.topic = topic if topic is not None else Topic(participant, LOWCMD_TOPIC, LowCmd_)
-        qos = Qos(Policy.History.KeepLast(HISTORY_DEPTH), Policy.IgnoreLocal.Participant)
-        self._reader = DataReader(participant, self.topic, qos)
-        self._any_state = SampleState.Any | ViewState.Any | InstanceState.Any
-        self._take = ddspy_take
+        self._raw = RawReader(participant, LOWCMD_TOPIC, LowCmd_, HISTORY_DEPTH, ignore_local=True, topic=topic)
+        self.topic = self._raw.topic
         self._last_poll: float | None = None
 
     def poll(self) -> list[tuple[bytes, float]]:
         """(CDR sample, monotonic arrival time) of every sample since the last call, oldest first."""
-        now, wall_ns = time.monotonic(), time.time_ns()
+        now, wall_s = time.monotonic(), time.time()
         since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
         self._last_poll = now
-        samples = self._take(self._reader._ref, self._any_state, HISTORY_DEPTH)
-        if isinstance(samples, int):  # a DDS return code, as DataReader.take raises on
-            raise RuntimeError(f"taking rt/lowcmd failed (DDS return code {samples})")
-        out = []
-        for data, info in samples:
-            if info.valid_data:
-                age_s = (wall_ns - info.source_timestamp) * 1e-9
-                out.append((data, now - min(max(age_s, 0.0), since_last_poll)))
+        out = [(data, now - min(max(wall_s - sent_s, 0.0), since_last_poll)) for data, sent_s in self._raw.take()]
         out.sort(key=lambda sample: sample[1])
         return out
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from surrogait_core.dds_raw_reader import RawReader
 from surrogait_core.go2_wire import LOWSTATE_TOPIC
 
 # 128 ms at 500 Hz: more than the catch-up budget ever processes after a stall; older samples would
@@ -40,21 +41,13 @@ class RawLowState:
 class LowStateStream:
     def __init__(self, participant, depth: int = HISTORY_DEPTH):
         """`participant`: a cyclonedds DomainParticipant on the robot's domain."""
-        from cyclonedds._clayer import ddspy_take
-        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
-        from cyclonedds.qos import Policy, Qos
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
+        from cyclonedds.core import ReadCondition, WaitSet
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
-        self._any = SampleState.Any | ViewState.Any | InstanceState.Any
-        self._topic = Topic(participant, LOWSTATE_TOPIC, LowState_)
-        self._reader = DataReader(participant, self._topic, qos=Qos(Policy.History.KeepLast(depth)))
+        self._raw = RawReader(participant, LOWSTATE_TOPIC, LowState_, depth)
         self._waitset = WaitSet(participant)
-        self._condition = ReadCondition(self._reader, self._any)
+        self._condition = ReadCondition(self._raw.reader, self._raw.any_state)
         self._waitset.attach(self._condition)
-        self._depth = depth
-        self._take = ddspy_take  # DataReader.take() would deserialise each sample generically
 
     def wait(self, timeout_s: float) -> bool:
         """Sleep until a sample is waiting (True) or `timeout_s` passed (False)."""
@@ -62,11 +55,7 @@ class LowStateStream:
 
     def take_all(self) -> list[RawLowState]:
         """Every sample waiting, oldest first; the reader is empty afterwards."""
-        samples = self._take(self._reader._ref, self._any, self._depth)
-        if isinstance(samples, int):  # a DDS return code, as DataReader.take raises on
-            raise RuntimeError(f"taking rt/lowstate failed (DDS return code {samples})")
-        # Invalid samples only carry instance state changes (e.g. the writer went away): no data.
-        return [RawLowState(data, info.source_timestamp * 1e-9) for data, info in samples if info.valid_data]
+        return [RawLowState(data, sent_s) for data, sent_s in self._raw.take()]
 
     def close(self) -> None:
         self._waitset.detach(self._condition)

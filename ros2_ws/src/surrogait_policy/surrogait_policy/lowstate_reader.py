@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from surrogait_core.dds_raw_reader import RawReader
 from surrogait_core.go2_wire import LOWSTATE_TOPIC, LowStateView
 from surrogait_core.go2_wire_image import LowStateDecoder
 
@@ -28,29 +29,15 @@ class LowStateSample:
 class LatestLowState:
     def __init__(self, participant):
         """`participant`: a cyclonedds DomainParticipant on the robot's domain."""
-        # DataReader.take() would deserialize the sample generically; the C layer's take (the call
-        # DataReader.take makes) hands over the CDR bytes and the sample info instead.
-        from cyclonedds._clayer import ddspy_take
-        from cyclonedds.core import InstanceState, SampleState, ViewState
-        from cyclonedds.qos import Policy, Qos
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
-        self._topic = Topic(participant, LOWSTATE_TOPIC, LowState_)
-        self._reader = DataReader(participant, self._topic, qos=Qos(Policy.History.KeepLast(1)))
-        self._any_state = SampleState.Any | ViewState.Any | InstanceState.Any
+        self._raw = RawReader(participant, LOWSTATE_TOPIC, LowState_, depth=1)
         self._decoder = LowStateDecoder()
-        self._take = ddspy_take
 
     def take(self) -> LowStateSample | None:
         """The newest sample not taken before, or None if none arrived since the last call."""
-        samples = self._take(self._reader._ref, self._any_state, 1)
-        if isinstance(samples, int):  # a DDS return code, as DataReader.take raises on
-            raise RuntimeError(f"taking rt/lowstate failed (DDS return code {samples})")
+        samples = self._raw.take()
         if not samples:
             return None
-        data, info = samples[-1]
-        if not info.valid_data:
-            return None
-        return LowStateSample(self._decoder.decode(data), info.source_timestamp * 1e-9)
+        data, sent_s = samples[-1]
+        return LowStateSample(self._decoder.decode(data), sent_s)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
-from surrogait_core.lowcmd_stream import LowCmdStream
+from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_core.realtime import try_realtime
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
@@ -105,11 +105,11 @@ class WireRecorder:
     def snapshot(self):
         with self.lock:
             raw, states = list(self._raw_cmds), list(self.states)
-        cmds, last_data, last_msg = [], None, None
+        cmds, repeats = [], RepeatFilter()
         for t, data in raw:
-            if data != last_data:
-                last_data, last_msg = data, self._decode(data)
-            cmds.append((t, last_msg))
+            if not repeats.repeated(data):
+                repeats.remember(data, self._decode(data))
+            cmds.append((t, repeats.verdict))
         return cmds, states
 
     def last_state_time(self) -> float | None:
