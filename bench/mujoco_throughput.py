@@ -47,18 +47,18 @@ class PhysicsWorkload:
 
     def __init__(self, physics: BatchedPhysics, max_records: int = 400, stride: int = 1):
         self.physics, self.max_records, self.stride = physics, max_records, stride
-        self.records: list[tuple[np.ndarray, np.ndarray]] = []
+        self.records: list[tuple[np.ndarray, ...]] = []  # (state, joint targets[, held targets, delay steps])
         self._calls = 0
         self._step = physics.step
         physics.step = self._recording_step  # instance attribute: only this physics object records
 
-    def _recording_step(self, state: np.ndarray, joint_targets: np.ndarray):
+    def _recording_step(self, state: np.ndarray, joint_targets: np.ndarray, *delayed):
         if self._calls % self.stride == 0:
-            self.records.append((state.copy(), joint_targets.copy()))
+            self.records.append(tuple(np.array(x, copy=True) for x in (state, joint_targets, *delayed)))
             if len(self.records) > self.max_records:
                 self.records, self.stride = self.records[::2], 2 * self.stride
         self._calls += 1
-        return self._step(state, joint_targets)
+        return self._step(state, joint_targets, *delayed)
 
     def replay_steps_per_s(self) -> float:
         """Control steps per second (robots x policy steps) of stepping the recorded inputs back to back."""
@@ -66,8 +66,8 @@ class PhysicsWorkload:
             raise ValueError("no physics calls recorded: run the trainer before replaying its workload")
         self._step(*self.records[0])  # wake the worker threads
         start = time.perf_counter()
-        for state, joint_targets in self.records:
-            self._step(state, joint_targets)
+        for inputs in self.records:
+            self._step(*inputs)
         return len(self.records) * len(self.records[0][0]) / (time.perf_counter() - start)
 
 

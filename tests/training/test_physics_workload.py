@@ -33,8 +33,8 @@ def test_recorded_calls_replay_to_the_same_states():
         outputs.append(env._mj_state.copy())
     records = list(workload.records)
     assert len(records) == 4
-    for (state, targets), expected in zip(records, outputs, strict=True):
-        np.testing.assert_array_equal(env.physics.step(state, targets)[0], expected)  # MuJoCo is deterministic
+    for inputs, expected in zip(records, outputs, strict=True):
+        np.testing.assert_array_equal(env.physics.step(*inputs)[0], expected)  # MuJoCo is deterministic
     assert workload.replay_steps_per_s() > 0
     env.close()
 

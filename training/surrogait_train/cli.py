@@ -2,7 +2,7 @@
 
 surrogait-train train [--config FILE] [--run-dir DIR] [--resume] [key=value ...]
 surrogait-train export --run-dir DIR [--checkpoint FILE] [--out policy.onnx]
-surrogait-train eval POLICY.onnx [--episodes 32] [--seconds 10] [--out metrics.json]
+surrogait-train eval POLICY.onnx [--episodes 32] [--seconds 10] [--condition NAME] [--out metrics.json]
 surrogait-train upgrade-contract OLD.onnx --out NEW.onnx     # a schema-1 policy file under schema 2
 """
 
@@ -74,14 +74,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from surrogait_train.conditions import condition_by_name
     from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
 
-    result = evaluate_policy(args.policy, num_episodes=args.episodes, episode_s=args.seconds, seed=args.seed)
+    try:
+        condition = condition_by_name(args.condition)
+    except ValueError as e:
+        raise SystemExit(f"error: --condition: {e}") from None
+    result = evaluate_policy(
+        args.policy, num_episodes=args.episodes, episode_s=args.seconds, seed=args.seed, condition=condition
+    )
     out = Path(args.out) if args.out else Path(args.policy).with_suffix(".eval.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.to_json())
     print(
-        f"{args.policy}: {result.episodes} episodes x {result.episode_s:.0f} s  fall rate {result.fall_rate:.3f}  "
+        f"{args.policy} [{result.condition}]: {result.episodes} episodes x {result.episode_s:.0f} s  "
+        f"fall rate {result.fall_rate:.3f}  "
         f"vx RMSE {result.vx_rmse:.3f}  vy RMSE {result.vy_rmse:.3f}  yaw-rate RMSE {result.yaw_rate_rmse:.3f}  "
         f"CoT {result.cost_of_transport:.2f}  foot slip {result.foot_slip_m_s:.3f} m/s  "
         f"outside soft range by up to {result.soft_range_excess_rad:.3f} rad {result.soft_range_excess_joint}  "
@@ -130,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episodes", type=int, default=32)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=10_000, help="held-out evaluation seed")
+    p.add_argument(
+        "--condition", default="nominal", help='a robustness-matrix condition, e.g. "delay 20 ms" (conditions.py)'
+    )
     p.add_argument("--out", default=None, help="metrics JSON (default POLICY.eval.json)")
     p.set_defaults(func=_cmd_eval)
 

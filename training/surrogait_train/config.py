@@ -1,7 +1,7 @@
 """Training configuration: plain dataclasses, loaded from YAML, overridden with `key=value`.
 
-A config file mirrors `TrainConfig`: top-level sections `env`, `reward`, `surrogate`,
-`learner`, plus `seed`, `run_dir` and budgets. Overrides use dotted keys,
+A config file mirrors `TrainConfig`: top-level sections `env`, `randomization`, `reward`,
+`surrogate`, `learner`, plus `seed`, `run_dir` and budgets. Overrides use dotted keys,
 e.g. `learner.actor_lr=5e-4 env.num_envs=128 surrogate.variant=srb`; values are parsed as
 YAML scalars/lists, so `env.lin_vel_x=[0.3,1.0]` works.
 """
@@ -44,6 +44,32 @@ class EnvConfig:
     soft_joint_range_fraction: float = 0.9
     fall_height_m: float = 0.16  # base origin below this: a fall
     fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
+    # A named edit of the robot model (surrogait_train.model_variants), e.g. another contact model; "" = as is.
+    model_variant: str = ""
+
+
+@dataclasses.dataclass
+class RandomizationConfig:
+    """Per-episode domain randomisation (training/README.md, "Domain randomisation"). Off unless `enabled`.
+
+    Ranges are [low, high], sampled uniformly per robot at every episode start; noise terms are the
+    standard deviation of zero-mean Gaussian noise added to the policy's observation every step.
+    """
+
+    enabled: bool = False
+    friction: list[float] = dataclasses.field(default_factory=lambda: [0.2, 1.5])  # foot-ground sliding
+    added_base_mass_kg: list[float] = dataclasses.field(default_factory=lambda: [-1.0, 3.0])
+    base_com_offset_m: float = 0.03  # each axis uniform in [-x, x]
+    kp_scale: list[float] = dataclasses.field(default_factory=lambda: [0.8, 1.2])  # motor strength
+    kd_scale: list[float] = dataclasses.field(default_factory=lambda: [0.8, 1.2])
+    action_delay_s: list[float] = dataclasses.field(default_factory=lambda: [0.0, 0.02])  # physics-step resolution
+    joint_pos_noise_rad: float = 0.01
+    joint_vel_noise_rad_s: float = 0.5
+    gyro_noise_rad_s: float = 0.1
+    gravity_noise: float = 0.03  # on the unit projected-gravity vector
+    base_lin_vel_noise_m_s: float = 0.05  # the estimator's velocity error
+    push_interval_s: list[float] = dataclasses.field(default_factory=lambda: [5.0, 10.0])
+    push_velocity_m_s: float = 0.6  # horizontal base-velocity kick, uniform in a disc of this radius
 
 
 @dataclasses.dataclass
@@ -114,6 +140,7 @@ class LearnerConfig:
 class TrainConfig:
     seed: int = 0
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    randomization: RandomizationConfig = dataclasses.field(default_factory=RandomizationConfig)
     reward: RewardConfig = dataclasses.field(default_factory=RewardConfig)
     surrogate: SurrogateConfig = dataclasses.field(default_factory=SurrogateConfig)
     learner: LearnerConfig = dataclasses.field(default_factory=LearnerConfig)
@@ -124,7 +151,13 @@ class TrainConfig:
     torch_threads: int = 1  # torch threads of the rollout (beside MuJoCo's workers); updates: learner.update_threads
 
 
-SECTIONS = {"env": EnvConfig, "reward": RewardConfig, "surrogate": SurrogateConfig, "learner": LearnerConfig}
+SECTIONS = {
+    "env": EnvConfig,
+    "randomization": RandomizationConfig,
+    "reward": RewardConfig,
+    "surrogate": SurrogateConfig,
+    "learner": LearnerConfig,
+}
 
 
 def default_config_path(name: str = "go2_trot") -> Path:

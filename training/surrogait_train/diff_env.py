@@ -21,7 +21,7 @@ import torch
 
 from surrogait_train.env import LocomotionEnv
 from surrogait_train.state import RobotState
-from surrogait_train.surrogate import Surrogate
+from surrogait_train.surrogate import RobotDynamics, Surrogate
 
 
 class SurrogateRollout:
@@ -30,8 +30,15 @@ class SurrogateRollout:
         self.surrogate = surrogate
         self.decay = gradient_decay
 
-    def _align(self, prev: RobotState, joint_targets: torch.Tensor, sim: RobotState, touch: torch.Tensor) -> RobotState:
-        sur = self.surrogate(prev, joint_targets, touch)
+    def _align(
+        self,
+        prev: RobotState,
+        joint_targets: torch.Tensor,
+        sim: RobotState,
+        touch: torch.Tensor,
+        dynamics: RobotDynamics,
+    ) -> RobotState:
+        sur = self.surrogate(prev, joint_targets, touch, dynamics)
         g = self.decay
         return sur.map(lambda s, x: x.detach() + g * (s - s.detach()), sim)
 

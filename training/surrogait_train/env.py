@@ -2,7 +2,7 @@
 
 API (non-differentiable; also what a PPO baseline wraps):
 
-    env = LocomotionEnv(EnvConfig(num_envs=64), RewardConfig(), seed=0)
+    env = LocomotionEnv(EnvConfig(num_envs=64), RewardConfig(), seed=0, randomization=None)
     env.num_envs, env.obs_size, env.action_size, env.contract, env.max_episode_steps
     obs = env.reset(seed=0)                          # (N, obs_size) float32 torch tensor
     obs, reward, done, info = env.step(actions)      # actions (N, action_size) torch, contract units
@@ -16,6 +16,11 @@ Actions map to joint targets exactly as in deployment: targets = offset + scale 
 runs at `physics_dt_s * substeps` (50 Hz by default); the joint PD runs inside every physics step
 (see physics.py). Robots that fall or time out are reset in the same call; velocity commands
 are resampled every `command_resample_s`. Observations come from `ObservationBuilder(contract)` on torch tensors.
+
+With a `RandomizationConfig` that is enabled, every episode draws its robot's friction, base mass and
+centre of mass, motor strength and action delay (randomization.py), the observation gets sensor
+noise and the base is kicked every few seconds. `set_variation` / `push_base` impose the same
+perturbations by hand (the robustness matrix, surrogait_train.conditions).
 
 The differentiable path (diff_env.SurrogateRollout) calls `_step` with a transition function
 that replaces MuJoCo's state values by an aligned surrogate state carrying gradients.
@@ -34,14 +39,25 @@ from surrogait_core.gait import clock_features, leg_phases
 from surrogait_core.locomotion_contract import make_locomotion_contract
 from surrogait_core.observation import ObservationBuilder
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_train.config import EnvConfig, RewardConfig
+from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import gait_by_name
 from surrogait_train.kinematics import LegKinematics
-from surrogait_train.physics import BatchedPhysics, build_pd_model
+from surrogait_train.model_variants import apply_model_variant
+from surrogait_train.physics import BatchedPhysics, build_pd_model, vary_model
+from surrogait_train.randomization import (
+    RobotVariation,
+    observation_noise,
+    sample_push,
+    sample_push_interval_steps,
+    sample_variation,
+    validate,
+)
 from surrogait_train.rewards import compute_rewards, gait_reference
 from surrogait_train.state import RobotState, robot_state_from_mujoco
+from surrogait_train.surrogate import RobotDynamics
 
-Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor], RobotState]
+# (previous state, joint targets, MuJoCo's new state, foot touch, the robots' dynamics) -> new state
+Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor, RobotDynamics], RobotState]
 
 
 def make_contract(cfg: EnvConfig) -> PolicyContract:
@@ -62,8 +78,17 @@ def make_contract(cfg: EnvConfig) -> PolicyContract:
 
 
 class LocomotionEnv:
-    def __init__(self, cfg: EnvConfig, reward_cfg: RewardConfig | None = None, seed: int = 0):
+    def __init__(
+        self,
+        cfg: EnvConfig,
+        reward_cfg: RewardConfig | None = None,
+        seed: int = 0,
+        randomization: RandomizationConfig | None = None,
+    ):
         self.cfg = cfg
+        self.randomization = randomization if randomization is not None and randomization.enabled else None
+        if self.randomization is not None:
+            validate(self.randomization, cfg.physics_dt_s, cfg.substeps)
         self.reward_cfg = reward_cfg or RewardConfig()
         self.spec = load_robot_spec(cfg.robot)
         self.contract = make_contract(cfg)
@@ -75,9 +100,13 @@ class LocomotionEnv:
         self.control_dt = self.contract.control_dt_s
         self.max_episode_steps = int(round(cfg.episode_length_s / self.control_dt))
         self.resample_steps = max(1, int(round(cfg.command_resample_s / self.control_dt)))
-        self.kp, self.kd = self.contract.kp[0], self.contract.kd[0]
+        self.kp = torch.tensor(self.contract.kp, dtype=torch.float32)  # (12,) per joint, SDK order
+        self.kd = torch.tensor(self.contract.kd, dtype=torch.float32)
 
-        self.model = build_pd_model(self.spec, self.kp, self.kd, cfg.physics_dt_s)
+        self.model = build_pd_model(
+            self.spec, np.asarray(self.contract.kp), np.asarray(self.contract.kd), cfg.physics_dt_s
+        )
+        apply_model_variant(cfg.model_variant, self.model)
         self.physics = BatchedPhysics(self.model, cfg.substeps, cfg.num_threads)
         self.kinematics = LegKinematics(self.model)
         self.action_scale = torch.tensor(self.contract.action.scale, dtype=torch.float32)
@@ -97,6 +126,11 @@ class LocomotionEnv:
         self.commands = torch.zeros(n, 3)
         self.last_action = torch.zeros(n, self.action_size)
         self.state: RobotState | None = None
+        self.variation = RobotVariation.nominal(n, self.foot_friction())
+        self.held_targets = np.tile(self.spec.default_joint_pos, (n, 1))  # what the motors track until new ones arrive
+        self.next_push_step = np.full(n, np.iinfo(np.int64).max)
+        if self.randomization is not None:
+            self.physics.own_models(n)
 
     # ----------------------------------------------------------------- public API
     def reset(self, seed: int | None = None, randomize_episode_start: bool = True) -> torch.Tensor:
@@ -135,7 +169,44 @@ class LocomotionEnv:
         }
 
     def observation(self, state: RobotState, last_action: torch.Tensor) -> torch.Tensor:
-        return self.builder.build(self.raw_terms(state, last_action))
+        terms = self.raw_terms(state, last_action)
+        if self.randomization is not None:  # sensor noise: detached, so gradients pass through unchanged
+            noise = observation_noise(self.randomization, self.rng, self.num_envs, self.action_size)
+            for name, value in noise.items():
+                terms[name] = terms[name] + torch.as_tensor(value, dtype=torch.float32)
+        return self.builder.build(terms)
+
+    def set_variation(self, variation: RobotVariation) -> None:
+        """Give every robot these physical parameters from now on (robustness tests; training samples its own)."""
+        self.physics.own_models(self.num_envs)
+        self.variation = variation
+        self._apply_variation(np.arange(self.num_envs))
+
+    def push_base(self, rows: np.ndarray, velocity_b: np.ndarray) -> None:
+        """Kick the bases of robots `rows`: add `velocity_b` (k, 3), m/s, heading frame (x forward, y left, z up).
+
+        The heading frame is the body frame turned level (yaw only), so a lateral kick stays horizontal.
+        """
+        qpos = self._mj_state[rows][:, self.physics.layout.qpos]
+        w, x, y, z = qpos[:, 3:7].T
+        yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        c, s = np.cos(yaw), np.sin(yaw)
+        v = np.asarray(velocity_b, dtype=np.float64)
+        world = np.stack([c * v[:, 0] - s * v[:, 1], s * v[:, 0] + c * v[:, 1], v[:, 2]], -1)
+        vel = self.physics.layout.qvel
+        self._mj_state[rows, vel.start : vel.start + 3] += world
+
+    def robot_dynamics(self) -> RobotDynamics:
+        """What the surrogate needs to know of each robot's episode: its gains, added mass, delay and held targets."""
+        v = self.variation
+        as_t = lambda x: torch.as_tensor(x, dtype=torch.float32)  # noqa: E731
+        return RobotDynamics(
+            kp=self.kp * as_t(v.kp_scale).unsqueeze(-1),
+            kd=self.kd * as_t(v.kd_scale).unsqueeze(-1),
+            added_mass_kg=as_t(v.added_base_mass_kg),
+            delay_substeps=torch.as_tensor(v.action_delay_steps),
+            held_targets=as_t(self.held_targets),
+        )
 
     @torch.no_grad()
     def reference_action(self) -> torch.Tensor:
@@ -169,17 +240,52 @@ class LocomotionEnv:
         return robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)
 
     def advance_physics(self, joint_targets: np.ndarray) -> tuple[RobotState, torch.Tensor]:
-        """Step MuJoCo one policy period with fixed joint targets; returns the new state and foot touch (N, 4)."""
-        self._mj_state, touch = self.physics.step(self._mj_state, joint_targets)
+        """Step MuJoCo one policy period towards new joint targets; returns the new state and foot touch (N, 4).
+
+        A robot with an action delay of d physics steps holds its previous targets for the first d.
+        """
+        self._mj_state, touch = self.physics.step(
+            self._mj_state, joint_targets, self.held_targets, self.variation.action_delay_steps
+        )
+        self.held_targets = np.array(joint_targets, dtype=np.float64)
         return self._sim_state(), torch.as_tensor(touch, dtype=torch.float32)
+
+    def foot_friction(self) -> float:
+        """The sliding friction of a foot-ground contact in the model as built.
+
+        MuJoCo takes a contact's friction from the geom of higher priority (the feet's), else the larger one.
+        """
+        top = self.model.geom_priority == self.model.geom_priority.max()
+        return float(self.model.geom_friction[top, 0].max())
+
+    def _apply_variation(self, rows: np.ndarray) -> None:
+        v, models = self.variation, self.physics.models
+        kp, kd = self.kp.double().numpy(), self.kd.double().numpy()
+        for i in rows:
+            vary_model(
+                models[i], self.model, v.friction[i], v.added_base_mass_kg[i], v.base_com_offset_m[i],
+                kp * v.kp_scale[i], kd * v.kd_scale[i],
+            )  # fmt: skip
+
+    def _push_due_robots(self) -> None:
+        due = self.episode_step >= self.next_push_step
+        if due.any():
+            k = int(due.sum())
+            self.push_base(due, sample_push(self.randomization, self.rng, k))
+            self.next_push_step[due] = self.episode_step[due] + sample_push_interval_steps(
+                self.randomization, self.rng, k, self.control_dt
+            )
 
     def _step(self, actions: torch.Tensor, transition: Transition | None):
         clip = self.contract.action.clip
         actions = actions.clamp(-clip, clip)
         targets = self.joint_targets(actions)
         prev = self.state
+        if self.randomization is not None:
+            self._push_due_robots()  # a kick during this period: the policy sees its effect, not the kick
+        dynamics = self.robot_dynamics() if transition is not None else None
         sim, touch = self.advance_physics(targets.detach().double().numpy())
-        state = sim if transition is None else transition(prev, targets, sim, touch)
+        state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step += 1
 
         phases = self.phases()
@@ -236,6 +342,12 @@ class LocomotionEnv:
         qvel = np.zeros((k, self.model.nv))
         self._mj_state[rows] = self.physics.state_from_qpos(qpos, qvel)
         self.episode_step[rows] = 0
+        self.held_targets[rows] = self.spec.default_joint_pos
+        if self.randomization is not None:
+            dt = self.cfg.physics_dt_s
+            self.variation.assign(rows, sample_variation(self.randomization, self.rng, k, dt))
+            self._apply_variation(np.flatnonzero(rows))
+            self.next_push_step[rows] = sample_push_interval_steps(self.randomization, self.rng, k, self.control_dt)
         # not in place: last_action may be part of the autograd graph of a differentiable rollout
         self.last_action = torch.where(torch.as_tensor(rows).unsqueeze(-1), 0.0, self.last_action)
         self._sample_commands(rows)

@@ -6,6 +6,10 @@ body frame; joint positions relative to the contract's default pose) -> `Observa
 The robot, default pose, soft range, gains, control period and gait come from the ONNX file's
 contract; only the physics is ours.
 
+Under an `EvalCondition` (conditions.py: friction, mass, motor strength, delay, pushes, flipping
+commands, another contact model) the same episodes run in that perturbed world; the default is
+nominal.
+
 Held-out seeds and a fixed command set: command i of `num_episodes` is a deterministic
 low-discrepancy point in vx in [0.3, 1.0], |vy| <= 0.3, |yaw rate| <= 0.5. Episodes do not
 reset; a fall ends the robot's episode. RMSEs are over every control step after the first
@@ -28,6 +32,7 @@ import torch
 
 from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_core.policy_runner import PolicyRunner
+from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS
 
@@ -56,6 +61,7 @@ def command_set(num: int, vx=(0.3, 1.0), vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.
 @dataclasses.dataclass
 class EvalResult:
     policy: str
+    condition: str
     episodes: int
     episode_s: float
     fall_rate: float
@@ -85,6 +91,7 @@ def evaluate_policy(
     settle_s: float = 1.0,
     num_threads: int = 2,
     commands: np.ndarray | None = None,
+    condition: EvalCondition = NOMINAL,
 ) -> EvalResult:
     from surrogait_train.env import LocomotionEnv
 
@@ -98,13 +105,19 @@ def evaluate_policy(
         num_threads=num_threads,
         physics_dt_s=contract.control_dt_s / substeps,
         substeps=substeps,
-        kp=contract.kp[0],
-        kd=contract.kd[0],
+        kp=list(contract.kp),
+        kd=list(contract.kd),
         gait=gait_name or "trot",
         episode_length_s=episode_s + 1.0,
         init_joint_noise_rad=0.02,
+        model_variant=condition.model_variant,
     )
     env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
+    variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
+    if variation is not None:
+        env.set_variation(variation)
+    kp = np.asarray(contract.kp) * (1.0 if variation is None else variation.kp_scale[:, None])
+    kd = np.asarray(contract.kd) * (1.0 if variation is None else variation.kd_scale[:, None])
     runner = PolicyRunner(policy)  # the deployment path, on a batch of robots
     runner.reset(num_robots=num_episodes)
     env.reset(seed=seed, randomize_episode_start=False)
@@ -123,11 +136,15 @@ def evaluate_policy(
     excess = np.zeros(contract.action_size)  # per joint, over alive robots and all steps
     state = env.state
     for t in range(steps):
+        cmds_t = condition.commands_at(cmds, t * contract.control_dt_s)
         terms = runner.terms(
             state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
-            state.joint_vel.numpy(), cmds, np.full(n, t * contract.control_dt_s), state.base_lin_vel_b.numpy(),
+            state.joint_vel.numpy(), cmds_t, np.full(n, t * contract.control_dt_s), state.base_lin_vel_b.numpy(),
         )  # fmt: skip
         targets = runner.act(terms).joint_targets
+        kick = condition.push_at_step(t, contract.control_dt_s)
+        if kick:
+            env.push_base(np.arange(n), np.tile([0.0, kick, 0.0], (n, 1)))
         state, touch = env.advance_physics(targets)
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
         fell = (st["base_height"] < env_cfg.fall_height_m) | (st["projected_gravity_b"][:, 2] > env_cfg.fall_tilt_gz)
@@ -136,12 +153,12 @@ def evaluate_policy(
         excess = np.maximum(excess, np.max(outside[alive], axis=0, initial=0.0))
         # power: |tau * dq| summed over joints, tau from the PD law and torque limits
         tau = np.clip(
-            contract.kp[0] * (targets - st["joint_pos"]) - contract.kd[0] * st["joint_vel"],
+            kp * (targets - st["joint_pos"]) - kd * st["joint_vel"],
             -env.spec.joint_torque_limit, env.spec.joint_torque_limit,
         )  # fmt: skip
         v_b, w_b = st["base_lin_vel_b"], st["base_ang_vel_b"]
         if t >= settle:
-            err = np.stack([v_b[:, 0] - cmds[:, 0], v_b[:, 1] - cmds[:, 1], w_b[:, 2] - cmds[:, 2]], -1)
+            err = np.stack([v_b[:, 0] - cmds_t[:, 0], v_b[:, 1] - cmds_t[:, 1], w_b[:, 2] - cmds_t[:, 2]], -1)
             errors[t], valid[t] = err, alive
             energy[alive] += (np.abs(tau * st["joint_vel"]).sum(-1) * contract.control_dt_s)[alive]
             distance[alive] += (np.linalg.norm(v_b[:, :2], axis=-1) * contract.control_dt_s)[alive]
@@ -169,6 +186,7 @@ def evaluate_policy(
     walks = bool(fall_rate == 0.0 and rmse[0] <= WALK_VX_RMSE and rmse[2] <= WALK_YAW_RMSE)
     return EvalResult(
         policy=str(onnx_path),
+        condition=condition.name,
         episodes=n,
         episode_s=episode_s,
         fall_rate=fall_rate,

@@ -6,16 +6,22 @@ actuator on the compiled MjModel:
 
     tau = clamp(kp * (ctrl - q) - kd * qdot, -tau_max, tau_max),   ctrl in the joint range
 
-(gain `kp`, affine bias `(0, -kp, -kd)`, forcerange = the spec's torque limit, ctrlrange =
+(per joint: gain `kp`, affine bias `(0, -kp, -kd)`, forcerange = the spec's torque limit, ctrlrange =
 joint range: only a backstop, since the environment already clips targets to the contract's
 narrower soft joint range). With fixed joint targets as controls, `mujoco.rollout` then advances every
 robot `substeps` physics steps per policy step in C++ worker threads (no Python per robot).
 
 Touch sensors on the feet (added to the model) give the contact schedule the surrogate uses.
+
+Domain randomisation (randomization.py) gives each robot its own copy of the model, edited by
+`vary_model` (ground friction, base mass and centre of mass, motor strength), and delays new joint
+targets by whole physics steps: during the first `delay` substeps of a policy period a robot's PD
+still tracks its previous targets, as a motor driver does while the new command is on its way.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import mujoco
@@ -27,8 +33,10 @@ from surrogait_core.robot_spec import SDK_LEG_ORDER, RobotSpec
 FOOT_TOUCH_SITE_RADIUS_M = 0.03  # slightly larger than the foot sphere so its contact points fall inside
 
 
-def build_pd_model(spec: RobotSpec, kp: float, kd: float, physics_dt_s: float) -> mujoco.MjModel:
-    """The robot in its scene with PD actuators (SDK order) and foot touch sensors."""
+def build_pd_model(
+    spec: RobotSpec, kp: float | np.ndarray, kd: float | np.ndarray, physics_dt_s: float
+) -> mujoco.MjModel:
+    """The robot in its scene with PD actuators (SDK order; gains per joint or one for all) and foot touch sensors."""
     mj_spec = mujoco.MjSpec.from_file(str(spec.scene_path))
     for leg in SDK_LEG_ORDER:
         body = mj_spec.body(f"{leg}_calf")
@@ -42,17 +50,58 @@ def build_pd_model(spec: RobotSpec, kp: float, kd: float, physics_dt_s: float) -
     for a in range(model.nu):
         joint = model.actuator_trnid[a, 0]
         model.actuator_gaintype[a] = mujoco.mjtGain.mjGAIN_FIXED
-        model.actuator_gainprm[a, :] = 0.0
-        model.actuator_gainprm[a, 0] = kp
         model.actuator_biastype[a] = mujoco.mjtBias.mjBIAS_AFFINE
-        model.actuator_biasprm[a, :] = 0.0
-        model.actuator_biasprm[a, 1] = -kp
-        model.actuator_biasprm[a, 2] = -kd
         model.actuator_forcelimited[a] = 1
         model.actuator_forcerange[a] = spec.joint_torque_limit[a] * np.array([-1.0, 1.0])
         model.actuator_ctrllimited[a] = 1
         model.actuator_ctrlrange[a] = model.jnt_range[joint]
+    set_pd_gains(model, kp, kd)
     return model
+
+
+def set_pd_gains(model: mujoco.MjModel, kp: float | np.ndarray, kd: float | np.ndarray) -> None:
+    """Write joint PD gains (N m/rad, N m s/rad; per actuator = SDK order, or one for all) into a PD model."""
+    kp = np.broadcast_to(np.asarray(kp, dtype=np.float64), (model.nu,))
+    kd = np.broadcast_to(np.asarray(kd, dtype=np.float64), (model.nu,))
+    model.actuator_gainprm[:, :] = 0.0
+    model.actuator_gainprm[:, 0] = kp
+    model.actuator_biasprm[:, :] = 0.0
+    model.actuator_biasprm[:, 1] = -kp
+    model.actuator_biasprm[:, 2] = -kd
+
+
+def floating_base_body(model: mujoco.MjModel) -> int:
+    """The body of the model's free joint: the robot's base."""
+    free = np.flatnonzero(model.jnt_type == mujoco.mjtJoint.mjJNT_FREE)
+    if len(free) != 1:
+        raise ValueError(f"the robot model needs exactly one free joint (its floating base), found {len(free)}")
+    return int(model.jnt_bodyid[free[0]])
+
+
+def vary_model(
+    model: mujoco.MjModel,
+    nominal: mujoco.MjModel,
+    friction: float,
+    added_base_mass_kg: float,
+    base_com_offset_m: np.ndarray,
+    kp: np.ndarray,
+    kd: np.ndarray,
+) -> None:
+    """Make `model` (a copy of `nominal`) one robot's variation of it.
+
+    Every geom gets sliding friction `friction`, so a foot-ground contact has that coefficient
+    whichever geom MuJoCo's priority rule picks. The base gains `added_base_mass_kg` with its
+    rotational inertia scaled alike (same shape, heavier) and its centre of mass moved by
+    `base_com_offset_m` (body frame); the PD gains are the robot's effective motor strength.
+    """
+    base = floating_base_body(nominal)
+    model.geom_friction[:, 0] = friction
+    mass = nominal.body_mass[base]
+    new_mass = max(mass + added_base_mass_kg, 0.1 * mass)
+    model.body_mass[base] = new_mass
+    model.body_inertia[base] = nominal.body_inertia[base] * (new_mass / mass)
+    model.body_ipos[base] = nominal.body_ipos[base] + base_com_offset_m
+    set_pd_gains(model, kp, kd)
 
 
 @dataclass(frozen=True)
@@ -75,10 +124,15 @@ class StateLayout:
 
 
 class BatchedPhysics:
-    """N copies of one model, advanced together: `step(state, joint_targets) -> (state, touch)`."""
+    """N robots advanced together: `step(state, joint_targets) -> (state, touch)`.
+
+    All robots share `model` until `own_models(n)` gives each its own copy (`models[i]`, for
+    domain randomisation); `step` then advances robot i with `models[i]`.
+    """
 
     def __init__(self, model: mujoco.MjModel, substeps: int, num_threads: int = 2):
         self.model = model
+        self.models: list[mujoco.MjModel] | None = None
         self.substeps = substeps
         self.num_threads = max(1, num_threads)
         self.layout = StateLayout.of(model)
@@ -98,18 +152,35 @@ class BatchedPhysics:
             mujoco.mj_getState(self.model, data, out[i], mujoco.mjtState.mjSTATE_FULLPHYSICS)
         return out
 
-    def step(self, state: np.ndarray, joint_targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def own_models(self, num_robots: int) -> list[mujoco.MjModel]:
+        """Give each robot its own copy of the model (once); returns the copies, robot order."""
+        if self.models is None:
+            self.models = [copy.copy(self.model) for _ in range(num_robots)]
+        return self.models
+
+    def step(
+        self,
+        state: np.ndarray,
+        joint_targets: np.ndarray,
+        previous_targets: np.ndarray | None = None,
+        delay_steps: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Advance every robot `substeps` physics steps holding its joint targets (SDK order).
 
-        Returns the new states (N, nstate) and the mean foot touch force over the substeps
-        (N, 4; SDK leg order, newtons).
+        With `delay_steps` (N,), robot i holds `previous_targets[i]` for its first `delay_steps[i]`
+        substeps (0 to `substeps`). Returns the new states (N, nstate) and the mean foot touch
+        force over the substeps (N, 4; SDK leg order, newtons).
         """
         n = len(state)
         control = np.repeat(joint_targets[:, None, :], self.substeps, axis=1)
+        if delay_steps is not None and np.any(delay_steps > 0):
+            late = np.arange(self.substeps)[None, :] < np.asarray(delay_steps)[:, None]  # (N, substeps)
+            control = np.where(late[..., None], previous_targets[:, None, :], control)
+        models = self.models if self.models is not None else [self.model] * n
         if self._rollout is not None:
-            states, sensors = self._rollout.rollout([self.model] * n, self.datas, state, control, nstep=self.substeps)
+            states, sensors = self._rollout.rollout(models, self.datas, state, control, nstep=self.substeps)
         else:
-            states, sensors = rollout.rollout([self.model] * n, self.datas[:1], state, control, nstep=self.substeps)
+            states, sensors = rollout.rollout(models, self.datas[:1], state, control, nstep=self.substeps)
         touch = sensors[:, :, self.touch_adr].mean(axis=1)
         return states[:, -1], touch
 

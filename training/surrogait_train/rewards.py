@@ -69,8 +69,8 @@ def compute_rewards(
     kinematics: LegKinematics,
     nominal_feet_b: torch.Tensor,
     foot_radius_m: float,
-    kp: float,
-    kd: float,
+    kp: torch.Tensor,  # (12,) or (N, 12), N m/rad
+    kd: torch.Tensor,
     torque_limit: torch.Tensor,
     default_joint_pos: torch.Tensor,
     soft_joint_pos_range: tuple[torch.Tensor, torch.Tensor],

@@ -6,8 +6,10 @@ dt = n·h (n physics substeps of length h) maps (x_t, joint targets q*) to x_{t+
 
 Joint PD (all variants): semi-implicit Euler with an effective joint inertia I_j (by default the
 joint's diagonal entry of MuJoCo's mass matrix at the standing pose, armature included),
-    tau_k = tau_max · tanh((kp (q* - q_k) - kd dq_k) / tau_max)     (smooth torque limit)
+    tau_k = tau_max · tanh((kp (q*_k - q_k) - kd dq_k) / tau_max)     (smooth torque limit)
     dq_{k+1} = dq_k + h tau_k / I_j,   q_{k+1} = q_k + h dq_{k+1}
+with each robot's own gains and action delay d (`RobotDynamics`, domain randomisation): q*_k is the
+previously held target for the first d substeps, the new one after.
 
 Floating base, with the contact weights c_i in [0, 1] from MuJoCo's foot touch sensors
 (detached, c_i = clamp(F_touch,i / F_0, 0, 1)); p_i(q), J_i(q) foot position / Jacobian in the
@@ -19,7 +21,7 @@ base frame (kinematics.py), u_i = J_i dq foot velocity relative to the base:
   (the prior is the ballistic flight, so a robot with no contact falls freely).
 - "srb": single rigid body driven by stance-leg forces: F_i = -c_i J_i^{-T} tau_i (force of the
   ground on the robot balancing the leg torques), with total mass m and rotational inertia I_b
-  about the base origin from MuJoCo's mass matrix at the standing pose:
+  about the base origin from MuJoCo's mass matrix at the standing pose (plus each robot's added mass):
       v' = v + dt (sum_i F_i / m + 9.81 g_b - w x v),   w' = w + dt I_b^{-1} sum_i p_i x F_i
 - "joint": legs only; the base state is carried over unchanged (no gradient through the base).
 
@@ -30,6 +32,8 @@ per-step gradient decay x <- g x + (1 - g) x.detach() (docs/architecture.md, "Th
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import mujoco
 import numpy as np
@@ -66,6 +70,17 @@ def base_inertia(model: mujoco.MjModel, standing_qpos: np.ndarray) -> tuple[floa
     return float(full[0, 0]), full[3:6, 3:6].copy()
 
 
+@dataclasses.dataclass
+class RobotDynamics:
+    """Each robot's parameters for this step, as the environment's physics has them (torch, N rows)."""
+
+    kp: torch.Tensor  # (N, 12) N m/rad
+    kd: torch.Tensor  # (N, 12) N m s/rad
+    added_mass_kg: torch.Tensor  # (N,)
+    delay_substeps: torch.Tensor  # (N,) int: substeps that still track held_targets
+    held_targets: torch.Tensor  # (N, 12) rad: the targets before this step's
+
+
 class Surrogate(torch.nn.Module):
     def __init__(
         self,
@@ -73,8 +88,8 @@ class Surrogate(torch.nn.Module):
         kinematics: LegKinematics,
         spec: RobotSpec,
         model: mujoco.MjModel,
-        kp: float,
-        kd: float,
+        kp: torch.Tensor | float,
+        kd: torch.Tensor | float,
         control_dt: float,
         substeps: int,
     ):
@@ -95,28 +110,37 @@ class Surrogate(torch.nn.Module):
         self.joint_inertia = torch.tensor(joint_inertia, dtype=torch.float32)
         self.inertia_inv = torch.tensor(np.linalg.inv(inertia), dtype=torch.float32)
 
-    def forward(self, prev: RobotState, joint_targets: torch.Tensor, touch: torch.Tensor) -> RobotState:
-        q, dq = self._joint_pd(prev.joint_pos, prev.joint_vel, joint_targets)
+    def forward(
+        self, prev: RobotState, joint_targets: torch.Tensor, touch: torch.Tensor, dynamics: RobotDynamics | None = None
+    ) -> RobotState:
+        """The next state; `dynamics` gives each robot's gains, added mass and delay (None: nominal, no delay)."""
+        kp, kd = (self.kp, self.kd) if dynamics is None else (dynamics.kp, dynamics.kd)
+        q, dq = self._joint_pd(prev.joint_pos, prev.joint_vel, joint_targets, kp, kd, dynamics)
         contact = (touch / self.cfg.contact_threshold_n).clamp(0, 1).detach()
         if self.cfg.variant == "joint":
             v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
         elif self.cfg.variant == "noslip":
             v, w = self._noslip_twist(prev, q, dq, contact)
         else:
-            v, w = self._srb_twist(prev, q, dq, joint_targets, contact)
+            mass = self.mass if dynamics is None else (self.mass + dynamics.added_mass_kg).unsqueeze(-1)
+            v, w = self._srb_twist(prev, q, dq, joint_targets, contact, kp, kd, mass)
         g = prev.projected_gravity_b - self.dt * torch.cross(w, prev.projected_gravity_b, dim=-1)
         g = g / g.norm(dim=-1, keepdim=True)
         h = prev.base_height - self.dt * (prev.projected_gravity_b * v).sum(-1)
         return RobotState(q, dq, v, w, g, h)
 
-    def _torque(self, q: torch.Tensor, dq: torch.Tensor, q_target: torch.Tensor) -> torch.Tensor:
-        raw = self.kp * (q_target - q) - self.kd * dq
+    def _torque(self, q, dq, q_target, kp, kd) -> torch.Tensor:
+        raw = kp * (q_target - q) - kd * dq
         return self.torque_limit * torch.tanh(raw / self.torque_limit)
 
-    def _joint_pd(self, q: torch.Tensor, dq: torch.Tensor, q_target: torch.Tensor):
+    def _joint_pd(self, q, dq, q_target, kp, kd, dynamics: RobotDynamics | None):
         h = self.dt / self.substeps
-        for _ in range(self.substeps):
-            dq = dq + h * self._torque(q, dq, q_target) / self.joint_inertia
+        for k in range(self.substeps):
+            target = q_target
+            if dynamics is not None:  # the new targets are not there yet on delayed robots
+                late = (dynamics.delay_substeps > k).unsqueeze(-1)
+                target = torch.where(late, dynamics.held_targets, q_target)
+            dq = dq + h * self._torque(q, dq, target, kp, kd) / self.joint_inertia
             q = q + h * dq
         return q, dq
 
@@ -135,13 +159,13 @@ class Surrogate(torch.nn.Module):
         twist = torch.linalg.solve(M, rhs)
         return twist[:, :3], twist[:, 3:]
 
-    def _srb_twist(self, prev: RobotState, q, dq, q_target, contact):
+    def _srb_twist(self, prev: RobotState, q, dq, q_target, contact, kp, kd, mass):
         feet, jac = self.kinematics(q)
-        tau = self._torque(q, dq, q_target).reshape(-1, 4, 3, 1)
+        tau = self._torque(q, dq, q_target, kp, kd).reshape(-1, 4, 3, 1)
         jt = jac.transpose(-1, -2) + 1e-3 * torch.eye(3)  # regularised near singular legs
         force = -contact.unsqueeze(-1) * torch.linalg.solve(jt, tau).squeeze(-1)  # (N, 4, 3) ground on robot
         v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
-        accel = force.sum(1) / self.mass + GRAVITY * prev.projected_gravity_b - torch.cross(w, v, dim=-1)
+        accel = force.sum(1) / mass + GRAVITY * prev.projected_gravity_b - torch.cross(w, v, dim=-1)
         moment = torch.cross(feet, force, dim=-1).sum(1)
         v_new = v + self.dt * accel
         w_new = w + self.dt * (moment @ self.inertia_inv.T)

@@ -31,13 +31,40 @@ def seed_everything(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def truncate_metrics(csv_path: Path, last_iteration: int) -> None:
+    """Keep the header and the rows up to `last_iteration`, rewriting the file atomically (tmp + os.replace).
+
+    A run killed after its last checkpoint has logged rows that the resumed run logs again; torn or
+    unreadable rows from the crash are dropped too.
+    """
+    if not csv_path.exists():
+        return
+    with open(csv_path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return
+    header, kept = rows[0], [rows[0]]
+    for row in rows[1:]:
+        try:
+            if len(row) == len(header) and int(row[0]) <= last_iteration:
+                kept.append(row)
+        except ValueError:
+            pass
+    tmp = csv_path.with_name(csv_path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        csv.writer(f).writerows(kept)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, csv_path)
+
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, run_dir: Path | str):
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         torch.set_num_threads(cfg.torch_threads)
         self.gen = seed_everything(cfg.seed)
-        self.env = LocomotionEnv(cfg.env, cfg.reward, seed=cfg.seed)
+        self.env = LocomotionEnv(cfg.env, cfg.reward, seed=cfg.seed, randomization=cfg.randomization)
         self.surrogate = Surrogate(
             cfg.surrogate, self.env.kinematics, self.env.spec, self.env.model, self.env.kp, self.env.kd,
             self.env.control_dt, cfg.env.substeps,
@@ -123,10 +150,15 @@ class Trainer:
         budget_s = cfg.budget_s if budget_s is None else budget_s
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.yaml").write_text(dump_yaml(cfg))
-        writer = SummaryWriter(str(self.run_dir / "tb"))
+        # a resumed run may have logged past its checkpoint before it died: TensorBoard drops events from
+        # the next step on (purge_step) and metrics.csv is cut back, so no iteration is logged twice
+        resuming = self.iteration > 0
+        writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.iteration + 1 if resuming else None)
         csv_path = self.run_dir / "metrics.csv"
+        if resuming:
+            truncate_metrics(csv_path, self.iteration)
         # a resumed run appends; a fresh one (also in a reused run folder) starts the file anew
-        new_csv = self.iteration == 0 or not csv_path.exists()
+        new_csv = not resuming or not csv_path.exists() or csv_path.stat().st_size == 0
         csv_file = open(csv_path, "w" if new_csv else "a", newline="")
         csv_writer = None
         steps_per_iter = cfg.env.num_envs * cfg.learner.horizon

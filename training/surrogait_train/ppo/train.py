@@ -32,7 +32,7 @@ def make_env(train_cfg: Any) -> Any:
     """The differentiable trainer's environment, built from its own config (same robots, rewards, clock)."""
     from surrogait_train.env import LocomotionEnv
 
-    return LocomotionEnv(train_cfg.env, train_cfg.reward, seed=train_cfg.seed)
+    return LocomotionEnv(train_cfg.env, train_cfg.reward, seed=train_cfg.seed, randomization=train_cfg.randomization)
 
 
 class PPOSession:

@@ -7,6 +7,8 @@ in `PolicyContract`, the soft joint range's fraction in the trainer's config
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from surrogait_core.contract import ActionSpec, CommandRanges, GaitSpec, PolicyContract
@@ -35,12 +37,12 @@ def make_locomotion_contract(
     command_ranges: CommandRanges | None = None,
     with_base_lin_vel: bool = False,
     control_dt_s: float | None = None,
-    kp: float | None = None,
-    kd: float | None = None,
+    kp: float | Sequence[float] | None = None,
+    kd: float | Sequence[float] | None = None,
 ) -> PolicyContract:
     """The contract for `spec`: its default pose and joint order, the soft range `soft_joint_range_fraction`
     of its joint range. None takes the contract's default (gait, command ranges, control period) or the
-    spec's nominal gain (kp, kd)."""
+    spec's nominal gain (kp, kd); a gain is one value for every joint or one per joint (SDK order)."""
     n = spec.num_joints
     default_pose = tuple(float(x) for x in spec.default_joint_pos)
     soft_lower, soft_upper = soft_joint_range(spec.joint_pos_lower, spec.joint_pos_upper, soft_joint_range_fraction)
@@ -50,10 +52,19 @@ def make_locomotion_contract(
         joint_names=spec.joint_names,
         observation=default_observation_terms(with_base_lin_vel),
         action=ActionSpec(scale=(ACTION_SCALE,) * n, offset=default_pose),
-        kp=(float(kp if kp is not None else spec.nominal_kp),) * n,
-        kd=(float(kd if kd is not None else spec.nominal_kd),) * n,
+        kp=_per_joint("kp", kp, spec.nominal_kp, n),
+        kd=_per_joint("kd", kd, spec.nominal_kd, n),
         default_joint_pos=default_pose,
         soft_joint_pos_lower=tuple(float(x) for x in soft_lower),
         soft_joint_pos_upper=tuple(float(x) for x in soft_upper),
         **{name: value for name, value in given.items() if value is not None},
     )
+
+
+def _per_joint(name: str, gain: float | Sequence[float] | None, nominal: float, n: int) -> tuple[float, ...]:
+    values = np.atleast_1d(np.asarray(nominal if gain is None else gain, dtype=np.float64))
+    if values.size == 1:
+        values = np.full(n, values[0])
+    if values.shape != (n,):
+        raise ValueError(f"{name} must be one value or {n} values (one per joint, SDK order), got {values.size}")
+    return tuple(float(x) for x in values)
