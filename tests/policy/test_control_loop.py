@@ -1,3 +1,4 @@
+import math
 import time
 
 import numpy as np
@@ -98,3 +99,96 @@ def test_loop_stats_summary_of_the_newest_cycles_only():
     assert newest["period_dev_max_ms"] == pytest.approx(0.0, abs=1e-9)
     assert stats.summary()["compute_max_ms"] == pytest.approx(1.0)
     np.testing.assert_array_equal(stats.series("compute_s", last=40), stats.series("compute_s")[-40:])
+
+
+# The same pacer drives the simulator's physics loop (realtime factor, catching up within max_lag_s)
+# and the safety monitor's checks (max_lag_s 0, as the policy node).
+
+
+def test_within_max_lag_the_loop_catches_up_and_counts_late_steps():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.002, max_lag_s=0.1, clock=clock.now, sleep=clock.sleep)
+    sched.wait()  # t0 + 0.002
+    clock.work(0.0101)  # a 10 ms stall: deadlines 2..6 pass (the last by 0.1 ms)
+    ticks = [sched.wait() for _ in range(5)]
+    # every passed deadline runs, back to back at once (simulated time keeps up with wall time)
+    assert [t.index for t in ticks] == [2, 3, 4, 5, 6] and all(t.skipped == 0 for t in ticks)
+    assert all(t.wake_s == pytest.approx(100.0121) for t in ticks)
+    assert sched.late_steps == 4, "deadlines 2-5 ran more than a period late; 6 only 0.1 ms"
+    assert sched.overruns == 5 and sched.resyncs == 0 and sched.skipped == 0
+    assert sched.wait().wake_s == pytest.approx(100.014), "then back on the grid"
+
+
+def test_beyond_max_lag_the_loop_skips_ahead_on_its_grid_and_counts_a_resync():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.002, max_lag_s=0.1, clock=clock.now, sleep=clock.sleep)
+    sched.wait()
+    clock.work(0.5003)  # suspended: 250 deadlines passed, far more than max_lag_s
+    tick = sched.wait()
+    assert tick.index == 251 and tick.skipped == 249 and tick.wake_s == pytest.approx(100.5023)
+    assert sched.resyncs == 1 and sched.skipped == 249 and sched.late_steps == 0
+    nxt = sched.wait()
+    assert nxt.index == 252 and nxt.wake_s == pytest.approx(100.0 + 252 * 0.002), "one step, on the grid"
+
+
+def test_control_loops_count_one_resync_per_skip():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.005, clock=clock.now, sleep=clock.sleep)  # max_lag_s 0: never catch up
+    for stall in (0.004, 0.012, 0.0, 0.031):
+        clock.work(stall)
+        sched.wait()
+    assert sched.overruns == 2 and sched.resyncs == 2 and sched.skipped == 1 + 5
+    assert sched.late_steps == 0
+
+
+def test_realtime_factor_stretches_the_grid_and_the_measured_rate_shows_it():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.002, realtime_factor=0.5, clock=clock.now, sleep=clock.sleep)
+    assert np.isnan(sched.measured_rate_hz())
+    for _ in range(600):
+        clock.work(0.001)
+        tick = sched.wait()
+    assert sched.wall_period_s == pytest.approx(0.004)
+    assert tick.deadline_s == pytest.approx(100.0 + 600 * 0.004) and tick.lateness_s == pytest.approx(0.0)
+    assert sched.measured_rate_hz() == pytest.approx(250.0)
+    assert sched.measured_realtime_factor() == pytest.approx(0.5)
+
+
+def test_free_running_never_sleeps_and_is_never_late():
+    clock = FakeClock()
+    sleeps = []
+    sched = DeadlineScheduler(0.002, realtime_factor=math.inf, clock=clock.now, sleep=sleeps.append)
+    for _ in range(100):
+        clock.work(0.0005)
+        tick = sched.wait()
+    assert sched.free_running and not sleeps
+    assert tick.index == 100 and tick.lateness_s == 0.0 and tick.wake_s == pytest.approx(100.05)
+    assert sched.overruns == sched.late_steps == sched.resyncs == 0
+    assert sched.measured_realtime_factor() == pytest.approx(4.0)  # 2 ms of loop time per 0.5 ms
+
+
+def test_start_reanchors_and_forgets_the_measured_rate():
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.01, clock=clock.now, sleep=clock.sleep)
+    sched.wait()
+    sched.wait()
+    clock.work(1.0)
+    sched.start()
+    assert np.isnan(sched.measured_rate_hz())
+    tick = sched.wait()
+    assert tick.index == 1 and tick.wake_s == pytest.approx(101.03) and sched.overruns == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"period_s": 0.0},
+        {"period_s": math.nan},
+        {"period_s": 0.01, "realtime_factor": -1.0},
+        {"period_s": 0.01, "realtime_factor": math.nan},
+        {"period_s": 0.01, "max_lag_s": -0.1},
+    ],
+)
+def test_bad_pacer_arguments(kwargs):
+    with pytest.raises(ValueError):
+        DeadlineScheduler(**kwargs)

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
+from surrogait_core.control_loop import DeadlineScheduler
 from surrogait_core.network_interface import available_interfaces
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, ParamError, SimNodeConfig
-from surrogait_rehearsal.realtime import DeadlineClock, SimTimeEvery
+from surrogait_rehearsal.sim_time import SimTimeEvery
 
 
 def test_defaults_are_the_documented_ones():
@@ -71,11 +72,11 @@ class FakeTime:
 
 def test_deadlines_are_absolute_so_jitter_does_not_accumulate():
     t = FakeTime()
-    clock = DeadlineClock(0.002, 1.0, clock=t.clock, sleep=t.sleep)
+    clock = DeadlineScheduler(0.002, realtime_factor=1.0, max_lag_s=0.1, clock=t.clock, sleep=t.sleep)
     start = t.now
     for k in range(1, 1001):
         t.now += 0.0013 if k % 3 else 0.0004  # uneven work per step, always under the period
-        clock.wait_next()
+        clock.wait()
         assert t.now == pytest.approx(start + k * 0.002, abs=1e-9)
     assert clock.late_steps == 0 and clock.resyncs == 0
     assert clock.measured_realtime_factor() == pytest.approx(1.0, rel=1e-3)
@@ -83,38 +84,38 @@ def test_deadlines_are_absolute_so_jitter_does_not_accumulate():
 
 def test_realtime_factor_scales_the_period_and_zero_runs_free():
     t = FakeTime()
-    clock = DeadlineClock(0.002, 2.0, clock=t.clock, sleep=t.sleep)
+    clock = DeadlineScheduler(0.002, realtime_factor=2.0, max_lag_s=0.1, clock=t.clock, sleep=t.sleep)
     start = t.now
     for _ in range(100):
-        clock.wait_next()
+        clock.wait()
     assert t.now == pytest.approx(start + 100 * 0.001)
-    free = DeadlineClock(0.002, 0.0, clock=t.clock, sleep=t.sleep)
+    free = DeadlineScheduler(0.002, realtime_factor=0.0, max_lag_s=0.1, clock=t.clock, sleep=t.sleep)
     n_sleeps = len(t.sleeps)
     for _ in range(100):
         t.now += 1e-5
-        free.wait_next()
+        free.wait()
     assert len(t.sleeps) == n_sleeps and free.free_running
     assert free.measured_realtime_factor() == pytest.approx(0.002 / 1e-5, rel=1e-6)
 
 
 def test_a_long_stall_reanchors_instead_of_bursting():
     t = FakeTime()
-    clock = DeadlineClock(0.002, 1.0, max_lag_s=0.1, clock=t.clock, sleep=t.sleep)
-    clock.wait_next()
+    clock = DeadlineScheduler(0.002, realtime_factor=1.0, max_lag_s=0.1, clock=t.clock, sleep=t.sleep)
+    clock.wait()
     t.now += 1.0  # suspended for a second
-    clock.wait_next()
+    clock.wait()
     assert clock.resyncs == 1
     before = t.now
-    clock.wait_next()
+    clock.wait()
     assert t.now == pytest.approx(before + 0.002)  # back to one step per period
 
 
 def test_bad_clock_arguments():
     with pytest.raises(ValueError):
-        DeadlineClock(0.0)
+        DeadlineScheduler(0.0)
     with pytest.raises(ValueError):
-        DeadlineClock(0.002, -1.0)
-    assert DeadlineClock(0.002, math.inf).free_running
+        DeadlineScheduler(0.002, realtime_factor=-1.0)
+    assert DeadlineScheduler(0.002, realtime_factor=math.inf).free_running
 
 
 @pytest.mark.parametrize(("rate_hz", "dt_s", "expected"), [(500.0, 0.002, 1000), (500.0, 0.001, 1000),

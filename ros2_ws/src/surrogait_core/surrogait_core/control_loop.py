@@ -1,9 +1,12 @@
-"""Absolute-deadline scheduling of a fixed-rate control loop, and its timing statistics.
+"""Absolute-deadline pacing of a fixed-rate loop, and the control loop's timing statistics.
+
+One pacer, `DeadlineScheduler`, for every fixed-rate loop in the project: the policy node's
+LowCmd stream, the rehearsal simulator's physics loop and the safety monitor's checks.
 
 Cycle k is due at t0 + k·period. Sleeping to that absolute time, rather than for one period
 after the work finished, keeps the rate exact: a late wake-up shortens the next wait instead
 of shifting every later cycle (no drift). A late cycle runs at once; deadlines that passed
-entirely during an overrun are skipped (counted) instead of run back to back, so the robot
+more than `max_lag_s` ago are skipped (counted) instead of run back to back, so the robot
 never gets a burst of commands computed from the same state.
 """
 
@@ -32,56 +35,100 @@ class Tick:
 
 
 class DeadlineScheduler:
-    """`wait()` returns at t0 + k·period for k = 1, 2, ... (clock and sleep injectable for tests)."""
+    """`wait()` returns at t0 + k·period_s / realtime_factor for k = 1, 2, ... (t0: construction or `start()`).
+
+    An overrun (the deadline already passed when `wait()` is called) runs at once. A loop at most
+    `max_lag_s` behind catches up, running the passed deadlines back to back: the simulator allows
+    0.1 s, so that simulated time keeps pace with wall time. Further behind, as the control loops
+    are after any whole period (max_lag_s 0), it skips to the latest passed deadline, staying on
+    its grid, rather than bursting, and counts a resync.
+
+    realtime_factor 0 or inf runs free, never waiting (the simulator as fast as it can go).
+    Clock and sleep are injectable for tests.
+    """
+
+    RATE_WINDOW = 512  # wake-ups behind `measured_rate_hz` (about a second of the 500 Hz loops)
 
     def __init__(
         self,
         period_s: float,
+        *,
+        realtime_factor: float = 1.0,
+        max_lag_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         spin_s: float = 0.0,
-    ):
-        if period_s <= 0:
+    ) -> None:
+        if not period_s > 0:
             raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = period_s
+        if not realtime_factor >= 0:
+            raise ValueError(f"realtime_factor must be >= 0 (0 = as fast as possible), got {realtime_factor}")
+        if not max_lag_s >= 0:
+            raise ValueError(f"max_lag_s must be >= 0, got {max_lag_s}")
+        self.period_s = period_s  # in the loop's own time: simulated time for the simulator
+        self.free_running = realtime_factor == 0 or math.isinf(realtime_factor)
+        self.wall_period_s = 0.0 if self.free_running else period_s / realtime_factor
+        self.max_lag_s = max_lag_s
         self.spin_s = spin_s  # busy-wait this long before a deadline for sub-sleep-granularity wake-ups
         self._clock, self._sleep = clock, sleep
-        self._t0: float | None = None
-        self._index = 0
+        self._wakes: collections.deque[float] = collections.deque(maxlen=self.RATE_WINDOW)
         self.overruns = 0  # cycles whose work ended after the next deadline
-        self.skipped = 0  # deadlines dropped because of overruns
+        self.skipped = 0  # deadlines dropped because the loop fell more than max_lag_s behind
+        self.resyncs = 0  # times it dropped some
+        self.late_steps = 0  # cycles run more than a whole period late while catching up
+        self.start()
 
     def start(self, now_s: float | None = None) -> None:
+        """Anchor the grid at now (or `now_s`): the first `wait()` returns one period later."""
         self._t0 = self._clock() if now_s is None else now_s
         self._index = 0
+        self._wakes.clear()
 
     def deadline(self, index: int) -> float:
-        assert self._t0 is not None, "call start() first"
-        return self._t0 + index * self.period_s
+        return self._t0 + index * self.wall_period_s
 
     def wait(self) -> Tick:
-        if self._t0 is None:
-            self.start()
         self._index += 1
         now = self._clock()
-        due = self.deadline(self._index)
+        if self.free_running:
+            self._wakes.append(now)
+            return Tick(index=self._index, deadline_s=now, wake_s=now, skipped=0)
+        due = self._t0 + self._index * self.wall_period_s
         skipped = 0
         if now > due:
-            # The previous cycle's work ran past this deadline: an overrun. If it is more than a
-            # whole period late, skip forward to the next deadline still in the future.
+            # The previous cycle's work ran past this deadline: an overrun.
             self.overruns += 1
-            behind = math.floor((now - due) / self.period_s)
-            if behind >= 1:
-                skipped = behind
-                self._index += behind
-                self.skipped += behind
-                due = self.deadline(self._index)
+            lag = now - due
+            if lag > self.max_lag_s:
+                # Too far behind to catch up: skip forward to the latest deadline already passed
+                # (within a nanosecond, so that rounding in t0 + k·period cannot leave one behind).
+                skipped = math.floor((lag + 1e-9) / self.wall_period_s)
+                if skipped:
+                    self._index += skipped
+                    self.skipped += skipped
+                    self.resyncs += 1
+                    due = self._t0 + self._index * self.wall_period_s
+            elif lag > self.wall_period_s:
+                self.late_steps += 1
         remaining = due - now
         if remaining > self.spin_s:
             self._sleep(remaining - self.spin_s)
         while self.spin_s > 0 and self._clock() < due:
             pass
-        return Tick(index=self._index, deadline_s=due, wake_s=self._clock(), skipped=skipped)
+        wake = self._clock()
+        self._wakes.append(wake)
+        return Tick(index=self._index, deadline_s=due, wake_s=wake, skipped=skipped)
+
+    def measured_rate_hz(self) -> float:
+        """Cycles per wall second over the last `RATE_WINDOW` wake-ups (NaN before two)."""
+        wakes = self._wakes
+        if len(wakes) < 2 or wakes[-1] <= wakes[0]:
+            return math.nan
+        return (len(wakes) - 1) / (wakes[-1] - wakes[0])
+
+    def measured_realtime_factor(self) -> float:
+        """Loop-time seconds (`period_s` a cycle) per wall second: the simulator's achieved speed."""
+        return self.measured_rate_hz() * self.period_s
 
 
 class LoopStats:
@@ -95,8 +142,9 @@ class LoopStats:
         self._last_wake: float | None = None
         self._series = {f: collections.deque(maxlen=window) for f in self.FIELDS}
 
-    def record(self, tick: Tick, compute_s: float, inference_s: float | None = None,
-               state_age_s: float | None = None) -> None:
+    def record(
+        self, tick: Tick, compute_s: float, inference_s: float | None = None, state_age_s: float | None = None
+    ) -> None:
         """One cycle: `compute_s` from wake-up to command written; `state_age_s` of the state used.
 
         Every series gets one entry a cycle (NaN where there is no value: no inference outside

@@ -30,11 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core import go2_wire, interfaces
+from surrogait_core.control_loop import DeadlineScheduler
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, ParamError, SimNodeConfig
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
 from surrogait_rehearsal.lowstate_writer import LowStateWriter
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
-from surrogait_rehearsal.realtime import DeadlineClock, SimTimeEvery
+from surrogait_rehearsal.sim_time import SimTimeEvery
 
 EXIT_BAD_CONFIG = 2
 _NO_GAMEPAD = [0] * 40
@@ -172,12 +173,14 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
     # cyclic garbage collector: a full pass over this heap took ~60 ms here, 30 missed physics steps.
     gc.collect()
     gc.freeze()
-    clock = DeadlineClock(dt, config.realtime_factor)  # anchored after the set-up, so no catch-up burst
+    # Anchored after the set-up, so no catch-up burst. Catching up on stalls of up to 0.1 s keeps
+    # simulated time on wall time; after a longer one (a suspended process) it skips ahead.
+    pacer = DeadlineScheduler(dt, realtime_factor=config.realtime_factor, max_lag_s=0.1)
     lowstate_due = SimTimeEvery(config.lowstate_rate_hz, dt)
     gt_due = SimTimeEvery(config.ground_truth_rate_hz, dt)
     stats_due = SimTimeEvery(10.0, dt)
     while not stop.is_set():
-        clock.wait_next()
+        pacer.wait()
         with io.lock:
             push, io.pending_push = io.pending_push, None
             enabled, remote = io.lowstate_enabled, io.wireless_remote
@@ -201,8 +204,8 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
             video.maybe_capture(sim.data)
         if stats_due.due(t):
             with io.lock:
-                io.realtime_factor = clock.measured_realtime_factor()
-                io.late_steps, io.resyncs = clock.late_steps, clock.resyncs
+                io.realtime_factor = pacer.measured_realtime_factor()
+                io.late_steps, io.resyncs = pacer.late_steps, pacer.resyncs
             if ros_side is not None:
                 ros_side.sim_time_s = t
         if config.duration_s and t >= config.duration_s - 0.5 * dt:

@@ -24,6 +24,7 @@ import numpy as np
 
 from surrogait_core import go2_wire, interfaces
 from surrogait_core.contract import ContractError, read_contract
+from surrogait_core.control_loop import DeadlineScheduler
 from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_core.network_interface import interface_problem
 from surrogait_core.realtime import freeze_startup_objects, try_realtime
@@ -317,16 +318,11 @@ def main(argv: list[str] | None = None) -> int:
 
         # --- the check ---------------------------------------------------------------------
         def _check_loop(self):
-            period = 1.0 / self.check_rate_hz
-            deadline = time.monotonic()
+            # An overrun (descheduled) is followed by the next check on the grid, never by a burst.
+            pacer = DeadlineScheduler(1.0 / self.check_rate_hz)
             while self._running.is_set():
                 self._check()
-                deadline += period
-                delay = deadline - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                else:  # overran (descheduled): start again from now instead of bursting to catch up
-                    deadline = time.monotonic()
+                pacer.wait()
 
         def _check(self):
             with self._check_lock:
