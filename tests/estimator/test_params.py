@@ -2,7 +2,8 @@
 
 import pytest
 
-from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig, ParamError
+from surrogait_core.node_params import ParamError
+from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig
 
 
 def test_defaults_make_a_valid_config():

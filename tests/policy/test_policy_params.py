@@ -2,9 +2,9 @@ import dataclasses
 
 import pytest
 
+from surrogait_core.node_params import ParamError
 from surrogait_policy.params import (
     PARAMETERS,
-    ParamsError,
     PolicyNodeParams,
     commands_per_policy_step,
     feedback_every_n_cycles,
@@ -29,7 +29,7 @@ def test_values_are_typed_and_ints_are_accepted_for_floats():
     ({"policy_path": "p.onnx", "stand_up_duration": 2.0}, "unknown parameter"),
 ])
 def test_wrong_types_and_unknown_names_are_refused(values, message):
-    with pytest.raises(ParamsError, match=message):
+    with pytest.raises(ParamError, match=message):
         from_values(values)
 
 
@@ -41,7 +41,7 @@ def test_wrong_types_and_unknown_names_are_refused(values, message):
     ({"policy_path": "p.onnx", "dds_domain": 500}, "outside 0..232"),
 ])
 def test_values_that_cannot_work_are_refused(values, message):
-    with pytest.raises(ParamsError, match=message):
+    with pytest.raises(ParamError, match=message):
         from_values(values).validate()
 
 
@@ -51,7 +51,7 @@ def test_feedback_goes_out_every_nth_cycle_never_above_the_rate_asked(rate_hz, e
 
 
 def test_feedback_rate_must_be_positive():
-    with pytest.raises(ParamsError, match="feedback_rate_hz must be positive"):
+    with pytest.raises(ParamError, match="feedback_rate_hz must be positive"):
         from_values({"policy_path": "p.onnx", "feedback_rate_hz": 0.0}).validate()
 
 
@@ -62,7 +62,7 @@ def test_the_command_stream_defaults_to_the_motor_drivers_500_hz():
 
 @pytest.mark.parametrize("rate_hz", [49.0, 1001.0, 0.0])
 def test_a_command_rate_outside_50_to_1000_hz_is_refused(rate_hz):
-    with pytest.raises(ParamsError, match="command_rate_hz .* is outside 50..1000 Hz"):
+    with pytest.raises(ParamError, match="command_rate_hz .* is outside 50..1000 Hz"):
         from_values({"policy_path": "p.onnx", "command_rate_hz": rate_hz}).validate()
 
 
@@ -72,5 +72,5 @@ def test_the_stream_divides_the_policy_period_evenly(rate_hz, per_step):
 
 
 def test_a_stream_that_does_not_divide_the_policy_period_is_refused_with_a_rate_that_does():
-    with pytest.raises(ParamsError, match="not a whole multiple .* 50 Hz.*use e.g. 500"):
+    with pytest.raises(ParamError, match="not a whole multiple .* 50 Hz.*use e.g. 500"):
         commands_per_policy_step(333.0, control_dt_s=0.02)

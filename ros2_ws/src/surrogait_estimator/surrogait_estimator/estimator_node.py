@@ -28,56 +28,49 @@ publishes; the main thread spins the executor (diagnostics timer). They share on
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from std_msgs.msg import MultiArrayDimension, UInt8MultiArray
 
 from surrogait_core import interfaces
 from surrogait_core.estimator import CatchUpBudget, HeightTrust, ProprioSample, SampleAge, StateEstimator
 from surrogait_core.estimator.estimator import ERROR, OK, WARN
 from surrogait_core.estimator.samples import TickClock
 from surrogait_core.go2_wire_image import LowStateDecoder
+from surrogait_core.node_params import ParamError
 from surrogait_core.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
 from surrogait_estimator.covariance import pose_covariance, twist_covariance
 from surrogait_estimator.lowstate_stream import LowStateStream, RawLowState
-from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig, ParamError
+from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "estimator_node"
-EXIT_BAD_CONFIG = 2
-EXIT_FAILED = 1
 _LEVEL_BYTES = {OK: b"\x00", WARN: b"\x01", ERROR: b"\x02"}
 
 
-def _error(msg: str) -> None:
-    print(f"{NODE_NAME}: error: {msg}", file=sys.stderr, flush=True)
+class EstimatorNode(Node):
+    """The estimator, its lock, its publishers and its rt/lowstate reader; `run` adds the estimator thread."""
 
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        from cyclonedds.domain import DomainParticipant
+        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
-def _read_params(node) -> dict[str, object]:
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    for name, (default, description) in PARAMETERS.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
-    return {name: node.get_parameter(name).value for name in PARAMETERS}
-
-
-class EstimatorRosSide:
-    """Owns the estimator, its lock, and the three publishers."""
-
-    def __init__(self, node, config: EstimatorNodeConfig) -> None:
-        from diagnostic_msgs.msg import DiagnosticArray
-        from nav_msgs.msg import Odometry
-        from std_msgs.msg import MultiArrayDimension, UInt8MultiArray
-
-        self.node = node
-        self.config = config
-        self.spec = load_robot_spec(config.robot)
-        self.estimator = StateEstimator(self.spec, config.estimator)
+        self.config = config = declare_params(self, EstimatorNodeConfig)
+        try:
+            self.spec = load_robot_spec(config.robot)
+            self.estimator = StateEstimator(self.spec, config.estimator)
+        except (OSError, ValueError) as e:  # a missing or malformed robot description
+            raise ParamError(f"cannot load the {config.robot} model: {e}") from e
         self.decoder = LowStateDecoder()
-        self.clock = TickClock()
+        self.tick_clock = TickClock()
         self.catch_up = CatchUpBudget(config.catch_up_budget_s)
         self.sample_age = SampleAge()
         self.lock = threading.Lock()
@@ -89,16 +82,63 @@ class EstimatorRosSide:
         self._latency_s: float | None = None
         self._max_latency_s = 0.0
         self._trust: HeightTrust | None = None  # the verdict on the latest published estimate
+        self._failure: list[BaseException] = []  # what ended the estimator thread, if anything did
 
-        self._odom_pub = node.create_publisher(Odometry, interfaces.ODOM, 10)
-        self._contacts_pub = node.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)
-        self._diag_pub = node.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
+        self._odom_pub = self.create_publisher(Odometry, interfaces.ODOM, 10)
+        self._contacts_pub = self.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
         self._odom = Odometry()
         self._odom.header.frame_id = config.odom_frame
         self._odom.child_frame_id = config.base_frame
         self._contacts = UInt8MultiArray()
         self._contacts.layout.dim = [MultiArrayDimension(label="FR,FL,RR,RL", size=4, stride=4)]
-        node.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
+        self.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
+
+        if config.realtime_priority and not try_realtime(config.realtime_priority):
+            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        try:
+            # Configures the DDS domain (interface included) that the participant below joins.
+            ChannelFactoryInitialize(config.dds_domain, config.network_interface)
+            self._stream = LowStateStream(DomainParticipant(config.dds_domain))
+        except Exception as e:
+            raise ParamError(f"cannot start DDS on domain {config.dds_domain}, interface "
+                             f"{config.network_interface!r}: {e}") from e
+        self.get_logger().info(
+            f"state estimator for {config.robot}: rt/lowstate on DDS domain {config.dds_domain} "
+            f"({config.network_interface}) -> {interfaces.ODOM} every {config.publish_decimation} samples, "
+            f"{interfaces.CONTACTS}, {interfaces.DIAGNOSTICS} at {config.diagnostics_rate_hz:g} Hz"
+        )
+
+    def run(self, stop: threading.Event) -> int:
+        """The estimator thread, and the executor on this thread, until `stop` (SIGINT/SIGTERM or a failure)."""
+        worker = threading.Thread(target=self._estimate_while, args=(stop,), name="estimator", daemon=True)
+        freeze_startup_objects()  # full collections over the start-up heap stalled it ~45 ms mid-walk (see realtime)
+        worker.start()
+        try:
+            spin_until(self, stop)
+        finally:
+            stop.set()
+            worker.join(timeout=2.0)
+            self._stream.close()
+            health = self.estimator.health()
+            self.get_logger().info(
+                f"stopped: {self.received} samples received, {health.accepted} accepted, "
+                f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
+                f"this node, {health.rejected_total} rejected {health.rejected}")
+        if self._failure:
+            report_error(NODE_NAME, f"reading rt/lowstate failed: {self._failure[0]!r}")
+            return EXIT_FAILED
+        return 0
+
+    def _estimate_while(self, stop: threading.Event) -> None:
+        """The estimator thread: sleep until samples wait, take them all, hand them over; until `stop`."""
+        try:
+            while not stop.is_set():
+                if self._stream.wait(0.1):
+                    self.on_batch(self._stream.take_all())
+        except Exception as e:  # reported by the main thread, which then exits with an error
+            self._failure.append(e)
+            stop.set()
 
     # -- estimator thread ------------------------------------------------------------------------
     def on_batch(self, batch: list[RawLowState]) -> None:
@@ -117,7 +157,8 @@ class EstimatorRosSide:
             new_rejection, published = False, None
             for raw in batch[len(batch) - keep :]:
                 view = self.decoder.decode(raw.cdr)
-                est = self.estimator.step(ProprioSample.from_lowstate(view, time_s=self.clock.time_s(view.tick_ms)))
+                sample = ProprioSample.from_lowstate(view, time_s=self.tick_clock.time_s(view.tick_ms))
+                est = self.estimator.step(sample)
                 if est is None:
                     new_rejection = True
                     continue
@@ -139,7 +180,7 @@ class EstimatorRosSide:
         self._max_latency_s = max(self._max_latency_s, latency_s)
         m = self._odom
         # The pose is the robot's at its sample's time: stamp that instant, on this host's clock.
-        stamp_ns = self.node.get_clock().now().nanoseconds - int(latency_s * 1e9)
+        stamp_ns = self.get_clock().now().nanoseconds - int(latency_s * 1e9)
         m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
         pos, q = m.pose.pose.position, m.pose.pose.orientation
         pos.x, pos.y, pos.z = (float(v) for v in est.position_w)
@@ -155,8 +196,6 @@ class EstimatorRosSide:
 
     # -- executor thread (and the estimator thread, on rejections) -------------------------------
     def publish_diagnostics(self) -> None:
-        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-
         with self.lock:
             now = time.monotonic()
             self._last_diag_mono = now
@@ -201,102 +240,13 @@ class EstimatorRosSide:
                                   message=message, hardware_id=self.config.robot)
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         arr = DiagnosticArray()
-        arr.header.stamp = self.node.get_clock().now().to_msg()
+        arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [status]
         self._diag_pub.publish(arr)
 
 
-def estimate_while(stream: LowStateStream, ros_side: EstimatorRosSide, stop: threading.Event,
-                   failure: list[BaseException]) -> None:
-    """The estimator thread: sleep until samples wait, take them all, hand them over; until `stop`."""
-    try:
-        while not stop.is_set():
-            if stream.wait(0.1):
-                ros_side.on_batch(stream.take_all())
-    except Exception as e:  # reported by the main thread, which then exits with an error
-        failure.append(e)
-        stop.set()
-
-
 def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.signals import SignalHandlerOptions
-
-    argv = sys.argv if argv is None else argv
-    try:
-        rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
-    except Exception as e:  # e.g. a params file that is not valid YAML
-        _error(f"cannot start ROS with arguments {argv[1:]}: {e}")
-        return EXIT_BAD_CONFIG
-    node = None
-    try:
-        from rclpy.exceptions import ParameterException
-
-        node = rclpy.create_node(NODE_NAME)
-        try:
-            config = EstimatorNodeConfig.from_params(_read_params(node))
-        except (ParamError, ParameterException) as e:
-            _error(str(e))
-            return EXIT_BAD_CONFIG
-        return _run(node, config, SingleThreadedExecutor)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-
-
-def _run(node, config: EstimatorNodeConfig, executor_cls) -> int:
-    from cyclonedds.domain import DomainParticipant
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        ros_side = EstimatorRosSide(node, config)
-    except (OSError, ValueError) as e:  # a missing or malformed robot description
-        _error(f"cannot load the {config.robot} model: {e}")
-        return EXIT_BAD_CONFIG
-    if config.realtime_priority and not try_realtime(config.realtime_priority):
-        node.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
-    try:
-        # Configures the DDS domain (interface included) that the participant below joins.
-        ChannelFactoryInitialize(config.dds_domain, config.network_interface)
-        stream = LowStateStream(DomainParticipant(config.dds_domain))
-    except Exception as e:
-        _error(f"cannot start DDS on domain {config.dds_domain}, interface {config.network_interface!r}: {e}")
-        return EXIT_BAD_CONFIG
-    failure: list[BaseException] = []
-    worker = threading.Thread(target=estimate_while, args=(stream, ros_side, stop, failure), name="estimator",
-                              daemon=True)
-    node.get_logger().info(
-        f"state estimator for {config.robot}: rt/lowstate on DDS domain {config.dds_domain} "
-        f"({config.network_interface}) -> {interfaces.ODOM} every {config.publish_decimation} samples, "
-        f"{interfaces.CONTACTS}, {interfaces.DIAGNOSTICS} at {config.diagnostics_rate_hz:g} Hz"
-    )
-    executor = executor_cls()
-    executor.add_node(node)
-    freeze_startup_objects()  # full collections over the start-up heap stalled it ~45 ms mid-walk (see realtime)
-    worker.start()
-    try:
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.1)
-    finally:
-        stop.set()
-        worker.join(timeout=2.0)
-        stream.close()
-        executor.shutdown(timeout_sec=2.0)
-        health = ros_side.estimator.health()
-        node.get_logger().info(
-            f"stopped: {ros_side.received} samples received, {health.accepted} accepted, "
-            f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
-            f"this node, {health.rejected_total} rejected {health.rejected}")
-    if failure:
-        _error(f"reading rt/lowstate failed: {failure[0]!r}")
-        return EXIT_FAILED
-    return 0
+    return run_node(EstimatorNode, NODE_NAME, argv)
 
 
 if __name__ == "__main__":

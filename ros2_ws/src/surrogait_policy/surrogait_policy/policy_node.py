@@ -8,8 +8,9 @@ A thin shell over `surrogait_core.policy_controller` (all decisions) and
     takes the newest rt/lowstate (DDS keeps only the latest; see lowstate_reader) and asks the
     controller for new motor targets; in between it re-sends the latest ones, except that a
     damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
-  - the ROS executor serves the Trigger services and cmd_vel / safety / odometry topics, and
-    logs the controller's events when the control thread signals new ones.
+  - the ROS executor (the main thread, `surrogait_core.ros_node.run_node`) serves the Trigger
+    services and cmd_vel / safety / odometry topics, and logs the controller's events when the
+    control thread signals new ones.
 
 Run: `policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/policy_node.yaml`
 """
@@ -24,12 +25,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
@@ -45,15 +43,14 @@ from surrogait_core.policy_fsm import PolicyState
 from surrogait_core.policy_runner import PolicyRunner
 from surrogait_core.realtime import freeze_startup_objects
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.ros_node import declare_params, run_node
 from surrogait_policy.lowcmd_writer import LowCmdWriter
 from surrogait_policy.lowstate_reader import LatestLowState
 from surrogait_policy.params import (
-    PARAMETERS,
-    ParamsError,
+    PARAMETERS,  # noqa: F401  (the node's parameter table, read by the launch-file test)
     PolicyNodeParams,
     commands_per_policy_step,
     feedback_every_n_cycles,
-    from_values,
 )
 from surrogait_policy.sport_mode import SportModeError, make_motion_switcher, release_sport_mode
 
@@ -66,25 +63,12 @@ SHUTDOWN_DAMPING_S = 0.2  # damping LowCmds streamed on exit so the motors are n
 DIAGNOSTICS_WINDOW_S = 10.0
 
 
-def read_params(node: Node) -> PolicyNodeParams:
-    """Declare every PolicyNodeParams field and read it; unknown or mistyped values raise ParamsError."""
-    names = set(PARAMETERS)
-    overrides = set(getattr(node, "_parameter_overrides", {})) - {"use_sim_time"}
-    if overrides - names:
-        raise ParamsError(f"unknown parameter(s) {', '.join(sorted(overrides - names))} in the parameters file; "
-                          f"{NODE_NAME} takes: {', '.join(sorted(names))}")
-    values = {}
-    for name, (default, description) in PARAMETERS.items():
-        # dynamic typing, so a YAML `2` for a float is accepted here and checked with a clear message below
-        node.declare_parameter(name, default, ParameterDescriptor(description=description, dynamic_typing=True))
-        values[name] = node.get_parameter(name).value
-    return from_values(values).validate()
-
-
 class PolicyNode(Node):
-    def __init__(self):
+    """The ROS and DDS shell around a PolicyController; `start()` opens the wire and starts the control thread."""
+
+    def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        self.params = read_params(self)
+        self.params = declare_params(self, PolicyNodeParams)
         policy = OnnxPolicy(Path(self.params.policy_path).expanduser(), robot=self.params.robot)
         contract = policy.contract
         spec = load_robot_spec(self.params.robot)
@@ -144,6 +128,7 @@ class PolicyNode(Node):
 
     # ---- the wire ---------------------------------------------------------------------------
     def start(self) -> None:
+        """Open the wire (DDS, the sport mode released if asked), go real-time, freeze the start-up heap, run."""
         from cyclonedds.domain import DomainParticipant
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
@@ -162,6 +147,7 @@ class PolicyNode(Node):
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the control thread, stream damping for SHUTDOWN_DAMPING_S, save the timings if asked."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=1.0)
@@ -247,7 +233,7 @@ class PolicyNode(Node):
                 self._events_signalled = len(self.controller.events)
                 self._events_guard.trigger()
         except Exception as e:  # best effort: it must never stop the LowCmd stream
-            if self.context.ok():  # (on SIGINT/SIGTERM the ROS context goes away before this thread stops)
+            if self.context.ok():  # (quiet once the ROS context is gone, should this thread outlive stop())
                 self.get_logger().error(f"publishing feedback failed: {e}", throttle_duration_sec=5.0)
 
     def _publish_robot_state(self) -> None:
@@ -325,42 +311,13 @@ class PolicyNode(Node):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv if argv is None else argv
     # Line-buffered output so a parent process (the demo, a test) sees messages as they happen.
     sys.stdout.reconfigure(line_buffering=True)
     # The control thread must get the GIL soon after it wakes; the hand-over interval shows up
     # directly as loop jitter (Python's default 5 ms; 0.5 ms gave a 500 Hz stream 0.6 ms p99 lateness,
     # 0.1 ms gives 0.29 ms: bench/control_loop.py).
     sys.setswitchinterval(0.0001)
-    try:
-        rclpy.init(args=args)
-    except Exception as e:  # rcl reports unreadable parameter files as RCLError
-        print(f"{NODE_NAME}: error: cannot read the ROS arguments or the parameters file: {e}", file=sys.stderr)
-        return 2
-    node = None
-    try:
-        node = PolicyNode()
-        node.start()
-    except (ParamsError, ContractError, SportModeError) as e:
-        print(f"{NODE_NAME}: error: {e}", file=sys.stderr)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # SIGINT/SIGTERM can shut the context down while the executor builds its next wait set, which
-        # then fails with an RCLError: that is a normal stop. With the context still valid it is a bug.
-        if node.context.ok():
-            raise
-    finally:
-        node.stop()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(PolicyNode, NODE_NAME, argv, errors=(ContractError, SportModeError))
 
 
 if __name__ == "__main__":

@@ -21,24 +21,29 @@ import threading
 import time
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Bool, String
+from std_srvs.srv import Trigger
 
 from surrogait_core import go2_wire, interfaces
 from surrogait_core.contract import ContractError, read_contract
 from surrogait_core.control_loop import DeadlineScheduler
 from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
-from surrogait_core.network_interface import interface_problem
+from surrogait_core.node_params import ParamError
 from surrogait_core.realtime import freeze_startup_objects, try_realtime
-from surrogait_core.robot_spec import ROBOTS, load_robot_spec
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.ros_node import declare_params, run_node
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
 from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
+from surrogait_safety.params import PARAMETERS, SafetyMonitorParams  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "safety_monitor"
 THRESHOLD_PREFIX = "thresholds."
-
-
-class ParamError(ValueError):
-    pass
 
 
 def expand_log_path(path: str) -> str:
@@ -86,323 +91,280 @@ class LatestSampleReader:
         return sample, now - min(max(age, 0.0), since_last_poll)
 
 
-def main(argv: list[str] | None = None) -> int:
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from nav_msgs.msg import Odometry
-    from rcl_interfaces.msg import ParameterDescriptor
-    from rclpy.node import Node
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import Bool, String
-    from std_srvs.srv import Trigger
+class SafetyMonitorNode(Node):
+    """The monitor's ROS and DDS shell: parameters and contract, the wire, the ROS inputs; `start()` runs the checks."""
 
-    class SafetyMonitorNode(Node):
-        def __init__(self):
-            super().__init__(NODE_NAME)
-            self._declare_and_validate()
-            # The watchdog must not be starved into false "stale" verdicts (or late real ones).
-            if self.realtime_priority and not try_realtime(self.realtime_priority):
-                self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
-            from cyclonedds.domain import DomainParticipant
-            from cyclonedds.pub import DataWriter
-            from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-            from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        self._read_params()
+        # The watchdog must not be starved into false "stale" verdicts (or late real ones).
+        if self.params.realtime_priority and not try_realtime(self.params.realtime_priority):
+            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        from cyclonedds.domain import DomainParticipant
+        from cyclonedds.pub import DataWriter
+        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
-            self.lock = threading.Lock()
-            self.monitor = SafetyMonitor(self.th)
-            self.height_from_legs = LegKinematicsHeight(self.spec)
-            self.log = FaultLog(self.log_path)
-            self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, DDS domain "
-                           f"{self.domain} on {self.iface})", values=self._config_summary(), action="OK")
-            self._raw_state = None
-            self._raw_state_t = 0.0
-            self._decoded_state_t = -1.0
-            self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
-            self._policy_state = ""
-            self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
+        self.lock = threading.Lock()
+        self.monitor = SafetyMonitor(self.th)
+        self.height_from_legs = LegKinematicsHeight(self.spec)
+        self.log = FaultLog(self.log_path)
+        self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, DDS domain "
+                       f"{self.params.dds_domain} on {self.params.network_interface})",
+                       values=self._config_summary(), action="OK")
+        self._raw_state = None
+        self._raw_state_t = 0.0
+        self._decoded_state_t = -1.0
+        self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
+        self._policy_state = ""
+        self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
 
-            ChannelFactoryInitialize(self.domain, self.iface)
-            # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
-            # writer and the rt/lowcmd reader, so the reader can ignore exactly the monitor's own writes.
-            participant = DomainParticipant(self.domain)
-            self._cmd_stream = LowCmdStream(participant)
-            self._cmd_repeats = RepeatFilter()
-            self._lowcmd_type = LowCmd_
-            self._damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
-            self._writer = DataWriter(participant, self._cmd_stream.topic)
-            self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
+        ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
+        # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
+        # writer and the rt/lowcmd reader, so the reader can ignore exactly the monitor's own writes.
+        participant = DomainParticipant(self.params.dds_domain)
+        self._cmd_stream = LowCmdStream(participant)
+        self._cmd_repeats = RepeatFilter()
+        self._lowcmd_type = LowCmd_
+        self._damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
+        self._writer = DataWriter(participant, self._cmd_stream.topic)
+        self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
 
-            latched_qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                                     reliability=ReliabilityPolicy.RELIABLE)
-            self.state_pub = self.create_publisher(String, interfaces.SAFETY_STATE, latched_qos)
-            self.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 10)
-            self.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, latched_qos)
-            self.create_subscription(Bool, interfaces.ESTOP_TOPIC, self._on_estop_topic, 10)
-            self.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 10)
-            self._policy_cause_logged = False
-            self.create_service(Trigger, interfaces.SRV_ESTOP, self._on_estop_service)
-            self.create_service(Trigger, interfaces.SRV_SAFETY_RESET, self._on_reset)
-            self._publish_state()
-            # The checks run in their own thread on absolute deadlines rather than in an rclpy timer:
-            # the executor's per-wake-up cost at 200 Hz was most of the monitor's CPU, and a busy
-            # executor (services, subscriptions) can no longer delay a check.
-            self._check_lock = threading.Lock()  # one check at a time (the loop and e-stop requests)
-            self._running = threading.Event()
-            self._running.set()
-            self._check_thread = threading.Thread(target=self._check_loop, name="safety_checks", daemon=True)
-            self._check_thread.start()
-            self.get_logger().info(f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on DDS domain "
-                                   f"{self.domain} ({self.iface}) at {self.check_rate_hz:.0f} Hz for the policy "
-                                   f"{self.policy_path} ({1 / self.th.control_period_s:.0f} Hz control); fault log "
-                                   f"{self.log.path}")
+        latched_qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                 reliability=ReliabilityPolicy.RELIABLE)
+        self.state_pub = self.create_publisher(String, interfaces.SAFETY_STATE, latched_qos)
+        self.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 10)
+        self.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, latched_qos)
+        self.create_subscription(Bool, interfaces.ESTOP_TOPIC, self._on_estop_topic, 10)
+        self.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 10)
+        self._policy_cause_logged = False
+        self.create_service(Trigger, interfaces.SRV_ESTOP, self._on_estop_service)
+        self.create_service(Trigger, interfaces.SRV_SAFETY_RESET, self._on_reset)
+        self._publish_state()
+        # The checks run in their own thread on absolute deadlines rather than in an rclpy timer:
+        # the executor's per-wake-up cost at 200 Hz was most of the monitor's CPU, and a busy
+        # executor (services, subscriptions) can no longer delay a check.
+        self._check_lock = threading.Lock()  # one check at a time (the loop and e-stop requests)
+        self._running = threading.Event()
+        self._running.set()
+        self._check_thread = threading.Thread(target=self._check_loop, name="safety_checks", daemon=True)
+        self.get_logger().info(f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on DDS domain "
+                               f"{self.params.dds_domain} ({self.params.network_interface}) at "
+                               f"{self.params.check_rate_hz:.0f} Hz for the policy {self.params.policy_path} "
+                               f"({1 / self.th.control_period_s:.0f} Hz control); fault log {self.log.path}")
 
-        # --- parameters --------------------------------------------------------------------
-        def _declare_and_validate(self):
-            robot = self.declare_parameter("robot", "go2").value
-            if robot not in ROBOTS:
-                raise ParamError(f"parameter 'robot' is {robot!r}; expected one of {', '.join(ROBOTS)}")
-            self.spec = load_robot_spec(robot)
-            self.domain = self.declare_parameter("dds_domain", 1).value
-            self.iface = self.declare_parameter("network_interface", "lo").value
-            self.check_rate_hz = self.declare_parameter("check_rate_hz", 200.0).value
-            self.realtime_priority = self.declare_parameter("realtime_priority", 0).value
-            self.odom_timeout_s = self.declare_parameter("odom_timeout_s", 0.2).value
-            self.policy_path = str(self.declare_parameter("policy_path", "").value)
-            self.log_path = expand_log_path(
-                self.declare_parameter("fault_log_path", "runs/safety/fault_log_{stamp}.jsonl").value)
-            defaults = default_thresholds(self.spec)
-            dynamic = ParameterDescriptor(dynamic_typing=True)
-            overrides = {}
-            for name in TUNABLE_FIELDS:
-                param = self.declare_parameter(THRESHOLD_PREFIX + name, getattr(defaults, name), dynamic)
-                if param.value != getattr(defaults, name):
-                    overrides[name] = param.value
-            declared = set(self._parameters)
-            if THRESHOLD_PREFIX + "control_period_s" in self._parameter_overrides:
-                raise ParamError("parameter 'thresholds.control_period_s' is no longer set in YAML: the monitor "
-                                 "reads the control period from the policy file's contract (policy_path); remove it")
-            unknown = sorted(set(self._parameter_overrides) - declared)
-            if unknown:
-                raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}; known: {sorted(declared)}")
-            if not isinstance(self.realtime_priority, int) or not 0 <= self.realtime_priority <= 99:
-                raise ParamError(
-                    f"parameter 'realtime_priority' must be an integer 0..99, got {self.realtime_priority!r}")
-            if (problem := interface_problem(str(self.iface))) is not None:
-                raise ParamError(problem)
-            if not isinstance(self.domain, int) or not 0 <= self.domain <= 232:
-                raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.domain!r}")
-            if not isinstance(self.check_rate_hz, float | int) or not 20.0 <= self.check_rate_hz <= 2000.0:
-                raise ParamError(f"parameter 'check_rate_hz' must be 20..2000 Hz, got {self.check_rate_hz!r}")
-            if not self.policy_path:
-                raise ParamError("parameter 'policy_path' is empty: set it to the policy file the policy node runs; "
-                                 "the monitor reads its control period and soft joint range from the contract")
-            try:
-                contract = read_contract(self.policy_path, robot=self.spec.name)
-            except ContractError as e:
-                raise ParamError(f"parameter 'policy_path': {e}") from e
-            try:
-                self.th = thresholds_from_params(self.spec, overrides, contract)
-            except ThresholdError as e:
-                raise ParamError(f"{e} (set them under '{THRESHOLD_PREFIX}' in the params file)") from e
-            if self.check_rate_hz * self.th.control_period_s < 1.0:  # (the contract's control period)
-                raise ParamError(f"check_rate_hz {self.check_rate_hz} is below the control rate "
-                                 f"{1 / self.th.control_period_s:.0f} Hz: silence would be noticed too late")
+    def start(self) -> None:
+        """Start the check thread, then freeze the start-up heap out of garbage collection."""
+        self._check_thread.start()
+        # A full garbage collection over the start-up heap stopped the rt/lowcmd listener for 43 ms in a
+        # rehearsal: silence the monitor itself had made up. Started, its heap is frozen (see realtime).
+        freeze_startup_objects()
 
-        def _config_summary(self) -> dict:
-            th = {name: getattr(self.th, name) for name in TUNABLE_FIELDS}
-            fault_lower, fault_upper = self.th.joint_pos_fault_limits()
-            return {"robot": self.spec.name, "dds_domain": self.domain, "network_interface": self.iface,
-                    "check_rate_hz": self.check_rate_hz, "policy_path": self.policy_path,
-                    "control_period_s": self.th.control_period_s, "thresholds": th,
-                    "joint_pos_lower": self.th.joint_pos_lower.tolist(),
-                    "joint_pos_upper": self.th.joint_pos_upper.tolist(),
-                    "joint_pos_fault_lower": fault_lower.tolist(),
-                    "joint_pos_fault_upper": fault_upper.tolist(),
-                    "joint_vel_limit": self.th.joint_vel_limit.tolist(),
-                    "joint_torque_limit": self.th.joint_torque_limit.tolist(),
-                    "min_base_height_m": self.th.min_base_height_m}
+    # --- parameters --------------------------------------------------------------------
+    def _read_params(self) -> None:
+        """The parameter table, then the `thresholds.` group (defaults from the robot model) and the contract."""
+        self.params = p = declare_params(self, SafetyMonitorParams, checked_elsewhere=(THRESHOLD_PREFIX,))
+        self.spec = load_robot_spec(p.robot)
+        self.log_path = expand_log_path(p.fault_log_path)
+        defaults = default_thresholds(self.spec)
+        dynamic = ParameterDescriptor(dynamic_typing=True)
+        overrides = {}
+        for name in TUNABLE_FIELDS:
+            value = self.declare_parameter(THRESHOLD_PREFIX + name, getattr(defaults, name), dynamic).value
+            if value != getattr(defaults, name):
+                overrides[name] = value
+        if THRESHOLD_PREFIX + "control_period_s" in self._parameter_overrides:
+            raise ParamError("parameter 'thresholds.control_period_s' is no longer set in YAML: the monitor "
+                             "reads the control period from the policy file's contract (policy_path); remove it")
+        unknown = sorted(name for name in self._parameter_overrides if not self.has_parameter(name))
+        if unknown:
+            raise ParamError(f"unknown parameter(s) {unknown} for {NODE_NAME}: check the spelling; the thresholds "
+                             f"are {', '.join(THRESHOLD_PREFIX + name for name in TUNABLE_FIELDS)}")
+        try:
+            contract = read_contract(p.policy_path, robot=self.spec.name)
+        except ContractError as e:
+            raise ParamError(f"parameter 'policy_path': {e}") from e
+        try:
+            self.th = thresholds_from_params(self.spec, overrides, contract)
+        except ThresholdError as e:
+            raise ParamError(f"{e} (set them under '{THRESHOLD_PREFIX}' in the params file)") from e
+        if p.check_rate_hz * self.th.control_period_s < 1.0:  # (the contract's control period)
+            raise ParamError(f"check_rate_hz {p.check_rate_hz} is below the control rate "
+                             f"{1 / self.th.control_period_s:.0f} Hz: silence would be noticed too late")
 
-        # --- the wire (polled by the check thread, under self.lock) --------------------------
-        def _poll_wire(self):
-            self._refresh_state()  # first: the command rules judge a command against the newest state
-            for data, arrival_t in self._cmd_stream.poll():
-                if self._cmd_repeats.repeated(data):
-                    cmd = self._cmd_repeats.verdict
-                    if cmd is None:
-                        self.counts["lowcmd_dropped"] += 1
-                    else:
-                        self.counts["lowcmd_repeated"] += 1
-                        self.monitor.on_lowcmd(cmd, arrival_t, repeated=True)
-                    continue
-                msg = self._lowcmd_type.deserialize(data)
-                # The robot drops these; they move no motor, so they are not judged (only counted).
-                if msg.level_flag != go2_wire.LEVEL_LOW or not go2_wire.crc_ok(msg):
-                    self._cmd_repeats.remember(data, None)
+    def _config_summary(self) -> dict:
+        th = {name: getattr(self.th, name) for name in TUNABLE_FIELDS}
+        fault_lower, fault_upper = self.th.joint_pos_fault_limits()
+        p = self.params
+        return {"robot": self.spec.name, "dds_domain": p.dds_domain, "network_interface": p.network_interface,
+                "check_rate_hz": p.check_rate_hz, "policy_path": p.policy_path,
+                "control_period_s": self.th.control_period_s, "thresholds": th,
+                "joint_pos_lower": self.th.joint_pos_lower.tolist(),
+                "joint_pos_upper": self.th.joint_pos_upper.tolist(),
+                "joint_pos_fault_lower": fault_lower.tolist(),
+                "joint_pos_fault_upper": fault_upper.tolist(),
+                "joint_vel_limit": self.th.joint_vel_limit.tolist(),
+                "joint_torque_limit": self.th.joint_torque_limit.tolist(),
+                "min_base_height_m": self.th.min_base_height_m}
+
+    # --- the wire (polled by the check thread, under self.lock) --------------------------
+    def _poll_wire(self):
+        self._refresh_state()  # first: the command rules judge a command against the newest state
+        for data, arrival_t in self._cmd_stream.poll():
+            if self._cmd_repeats.repeated(data):
+                cmd = self._cmd_repeats.verdict
+                if cmd is None:
                     self.counts["lowcmd_dropped"] += 1
-                    continue
-                cmd = go2_wire.motor_commands(msg)
-                self._cmd_repeats.remember(data, cmd)
-                self.counts["lowcmd"] += 1
-                self.monitor.on_lowcmd(cmd, arrival_t)
-
-        def _refresh_state(self):
-            latest = self._state_reader.take_latest()
-            if latest is not None:
-                self._raw_state, self._raw_state_t = latest
-                self.counts["lowstate"] += 1
-            if self._raw_state is not None and self._raw_state_t != self._decoded_state_t:
-                self.monitor.on_lowstate(go2_wire.decode_lowstate(self._raw_state), self._raw_state_t)
-                self._decoded_state_t = self._raw_state_t
-
-        # --- ROS callbacks -----------------------------------------------------------------
-        def _on_odom(self, msg):
-            p, q, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
-                msg.twist.twist.angular
-            values = {"position": [p.x, p.y, p.z], "orientation": [q.w, q.x, q.y, q.z],
-                      "linear_velocity": [v.x, v.y, v.z], "angular_velocity": [w.x, w.y, w.z]}
-            # The estimator reports an untrusted height (not converged, fallen behind) as a large z variance.
-            var_z = msg.pose.covariance[14]
-            std_z = float(np.sqrt(var_z)) if np.isfinite(var_z) and var_z >= 0.0 else float("inf")
-            with self.lock:
-                self._odom_height = (float(p.z), std_z, time.monotonic())
-                self.monitor.on_estimator_values(values, time.monotonic())
-
-        def _on_policy_state(self, msg):
-            state = msg.data.strip().upper()
-            with self.lock:
-                previous, self._policy_state = self._policy_state, state
-                self.monitor.on_policy_state(state, time.monotonic())
-            if state == "DAMP" and previous != "DAMP":
-                # The policy node damped on its own (request, non-finite output, stale state...): log it;
-                # its cause follows in its diagnostics.
-                self._policy_cause_logged = False
-                self.log.write("policy_damp", "policy_state_damp", "the policy node reports DAMP",
-                               {"previous": previous}, "none (the policy node damps)")
-
-        def _on_diagnostics(self, msg):
-            if self._policy_cause_logged or self._policy_state != "DAMP":
-                return
-            for status in msg.status:
-                if status.name.startswith("policy_node") and status.message.startswith("DAMP"):
-                    self._policy_cause_logged = True
-                    self.log.write("policy_damp_cause", "policy_state_damp", status.message,
-                                   {"policy_diagnostics": status.name}, "none (the policy node damps)")
-
-        def _on_estop_topic(self, msg):
-            if msg.data:
-                self._estop("topic")
-
-        def _on_estop_service(self, request, response):
-            self._estop("service")
-            response.success, response.message = True, "e-stop latched: damping"
-            return response
-
-        def _estop(self, source: str):
-            with self.lock:
-                self.monitor.on_estop(source, time.monotonic())
-            self._check()  # act now, not at the next tick
-
-        def _on_reset(self, request, response):
-            with self.lock:
-                self._poll_wire()
-                result = self.monitor.request_reset(time.monotonic())
-            for ev in result.events:
-                self.log.write_event(ev)
-            if result.accepted:
-                self._publish_state()
-                self.get_logger().info(f"reset accepted: {result.reason}")
-            else:
-                self.get_logger().warning(f"reset refused: {result.reason}")
-            response.success, response.message = result.accepted, result.reason
-            return response
-
-        # --- the check ---------------------------------------------------------------------
-        def _check_loop(self):
-            # An overrun (descheduled) is followed by the next check on the grid, never by a burst.
-            pacer = DeadlineScheduler(1.0 / self.check_rate_hz)
-            while self._running.is_set():
-                self._check()
-                pacer.wait()
-
-        def _check(self):
-            with self._check_lock:
-                self._check_locked()
-
-        def _check_locked(self):
-            now = time.monotonic()
-            with self.lock:
-                self._poll_wire()
-                suspected = self.monitor.silence_suspected(now)
-            if suspected:
-                # This process may just have been descheduled: let the DDS listener threads deliver
-                # what arrived meanwhile before calling the wire silent (costs ≤ 2 ms when it is).
-                time.sleep(0.002)
-                now = time.monotonic()
-            with self.lock:
-                self._poll_wire()
-                self._update_base_height(now)
-                result = self.monitor.check(now)
-                if result.write_damping:
-                    self._writer.write(self._damping_msg)
-                    self.monitor.on_own_damping(time.monotonic())
-                    self.counts["own_damping"] += 1
-            if result.state_changed:
-                self._publish_state()
-            for ev in result.events:
-                self.log.write_event(ev)
-                text = f"{ev.event} {ev.cause}: {ev.detail} -> {ev.action}"
-                if ev.event == "fault":
-                    self.get_logger().error(text)
                 else:
-                    self.get_logger().warning(text)
+                    self.counts["lowcmd_repeated"] += 1
+                    self.monitor.on_lowcmd(cmd, arrival_t, repeated=True)
+                continue
+            msg = self._lowcmd_type.deserialize(data)
+            # The robot drops these; they move no motor, so they are not judged (only counted).
+            if msg.level_flag != go2_wire.LEVEL_LOW or not go2_wire.crc_ok(msg):
+                self._cmd_repeats.remember(data, None)
+                self.counts["lowcmd_dropped"] += 1
+                continue
+            cmd = go2_wire.motor_commands(msg)
+            self._cmd_repeats.remember(data, cmd)
+            self.counts["lowcmd"] += 1
+            self.monitor.on_lowcmd(cmd, arrival_t)
 
-        def _update_base_height(self, now: float):
-            if not self.monitor.standing():
-                return
-            chosen = monitor_base_height(self._odom_height, self.monitor.state, self.height_from_legs, now,
-                                         self.th.estimator_height_max_std_m, self.odom_timeout_s)
-            if chosen is not None:
-                self.monitor.on_base_height(*chosen, now)
+    def _refresh_state(self):
+        latest = self._state_reader.take_latest()
+        if latest is not None:
+            self._raw_state, self._raw_state_t = latest
+            self.counts["lowstate"] += 1
+        if self._raw_state is not None and self._raw_state_t != self._decoded_state_t:
+            self.monitor.on_lowstate(go2_wire.decode_lowstate(self._raw_state), self._raw_state_t)
+            self._decoded_state_t = self._raw_state_t
 
-        def _publish_state(self):
-            msg = String()
-            msg.data = safety_state_json(self.monitor.latched, self.monitor.cause)
-            self.state_pub.publish(msg)
+    # --- ROS callbacks -----------------------------------------------------------------
+    def _on_odom(self, msg):
+        p, q, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
+            msg.twist.twist.angular
+        values = {"position": [p.x, p.y, p.z], "orientation": [q.w, q.x, q.y, q.z],
+                  "linear_velocity": [v.x, v.y, v.z], "angular_velocity": [w.x, w.y, w.z]}
+        # The estimator reports an untrusted height (not converged, fallen behind) as a large z variance.
+        var_z = msg.pose.covariance[14]
+        std_z = float(np.sqrt(var_z)) if np.isfinite(var_z) and var_z >= 0.0 else float("inf")
+        with self.lock:
+            self._odom_height = (float(p.z), std_z, time.monotonic())
+            self.monitor.on_estimator_values(values, time.monotonic())
 
-        def shutdown(self):
-            self._running.clear()
-            self._check_thread.join(timeout=1.0)
-            self.log.write("stop", detail="safety monitor stopped", values=dict(self.counts),
-                           action="DAMP latched" if self.monitor.latched else "OK")
-            self.log.close()
+    def _on_policy_state(self, msg):
+        state = msg.data.strip().upper()
+        with self.lock:
+            previous, self._policy_state = self._policy_state, state
+            self.monitor.on_policy_state(state, time.monotonic())
+        if state == "DAMP" and previous != "DAMP":
+            # The policy node damped on its own (request, non-finite output, stale state...): log it;
+            # its cause follows in its diagnostics.
+            self._policy_cause_logged = False
+            self.log.write("policy_damp", "policy_state_damp", "the policy node reports DAMP",
+                           {"previous": previous}, "none (the policy node damps)")
 
-    rclpy.init(args=argv)
-    node = None
-    try:
-        node = SafetyMonitorNode()
-    except (ParamError, OSError) as e:
-        print(f"{NODE_NAME}: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    # A full garbage collection over the start-up heap stopped the rt/lowcmd listener for 43 ms in a
-    # rehearsal: silence the monitor itself had made up. Started, its heap is frozen (see realtime).
-    freeze_startup_objects()
-    from rclpy.executors import ExternalShutdownException
+    def _on_diagnostics(self, msg):
+        if self._policy_cause_logged or self._policy_state != "DAMP":
+            return
+        for status in msg.status:
+            if status.name.startswith("policy_node") and status.message.startswith("DAMP"):
+                self._policy_cause_logged = True
+                self.log.write("policy_damp_cause", "policy_state_damp", status.message,
+                               {"policy_diagnostics": status.name}, "none (the policy node damps)")
 
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # SIGINT/SIGTERM can shut the context down while the executor builds its next wait set, which
-        # then fails with an RCLError: that is a normal stop. With the context still valid it is a bug.
-        if node.context.ok():
-            raise
-    finally:
-        node.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    def _on_estop_topic(self, msg):
+        if msg.data:
+            self._estop("topic")
+
+    def _on_estop_service(self, request, response):
+        self._estop("service")
+        response.success, response.message = True, "e-stop latched: damping"
+        return response
+
+    def _estop(self, source: str):
+        with self.lock:
+            self.monitor.on_estop(source, time.monotonic())
+        self._check()  # act now, not at the next tick
+
+    def _on_reset(self, request, response):
+        with self.lock:
+            self._poll_wire()
+            result = self.monitor.request_reset(time.monotonic())
+        for ev in result.events:
+            self.log.write_event(ev)
+        if result.accepted:
+            self._publish_state()
+            self.get_logger().info(f"reset accepted: {result.reason}")
+        else:
+            self.get_logger().warning(f"reset refused: {result.reason}")
+        response.success, response.message = result.accepted, result.reason
+        return response
+
+    # --- the check ---------------------------------------------------------------------
+    def _check_loop(self):
+        # An overrun (descheduled) is followed by the next check on the grid, never by a burst.
+        pacer = DeadlineScheduler(1.0 / self.params.check_rate_hz)
+        while self._running.is_set():
+            self._check()
+            pacer.wait()
+
+    def _check(self):
+        with self._check_lock:
+            self._check_locked()
+
+    def _check_locked(self):
+        now = time.monotonic()
+        with self.lock:
+            self._poll_wire()
+            suspected = self.monitor.silence_suspected(now)
+        if suspected:
+            # This process may just have been descheduled: let the DDS listener threads deliver
+            # what arrived meanwhile before calling the wire silent (costs ≤ 2 ms when it is).
+            time.sleep(0.002)
+            now = time.monotonic()
+        with self.lock:
+            self._poll_wire()
+            self._update_base_height(now)
+            result = self.monitor.check(now)
+            if result.write_damping:
+                self._writer.write(self._damping_msg)
+                self.monitor.on_own_damping(time.monotonic())
+                self.counts["own_damping"] += 1
+        if result.state_changed:
+            self._publish_state()
+        for ev in result.events:
+            self.log.write_event(ev)
+            text = f"{ev.event} {ev.cause}: {ev.detail} -> {ev.action}"
+            if ev.event == "fault":
+                self.get_logger().error(text)
+            else:
+                self.get_logger().warning(text)
+
+    def _update_base_height(self, now: float):
+        if not self.monitor.standing():
+            return
+        chosen = monitor_base_height(self._odom_height, self.monitor.state, self.height_from_legs, now,
+                                     self.th.estimator_height_max_std_m, self.params.odom_timeout_s)
+        if chosen is not None:
+            self.monitor.on_base_height(*chosen, now)
+
+    def _publish_state(self):
+        msg = String()
+        msg.data = safety_state_json(self.monitor.latched, self.monitor.cause)
+        self.state_pub.publish(msg)
+
+    def stop(self) -> None:
+        """Stop the check thread and close the fault log with the counts."""
+        self._running.clear()
+        self._check_thread.join(timeout=1.0)
+        self.log.write("stop", detail="safety monitor stopped", values=dict(self.counts),
+                       action="DAMP latched" if self.monitor.latched else "OK")
+        self.log.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_node(SafetyMonitorNode, NODE_NAME, argv, errors=(OSError,))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+"""The safety monitor's parameters: one table (`SafetyMonitorParams`), read and checked without ROS.
+
+The thresholds are a second table, `surrogait_core.safety.SafetyThresholds`, under the
+`thresholds.` prefix: their defaults come from the robot model, so the node declares them once it
+knows the robot, and `thresholds_from_params` checks them. The control period and the soft joint
+range come from the policy file's contract, never from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from surrogait_core.node_params import ParamError, check_interface, param, parameter_table
+from surrogait_core.robot_spec import ROBOTS
+
+
+@dataclasses.dataclass(frozen=True)
+class SafetyMonitorParams:
+    robot: str = param("go2", "robot model (its MJCF gives the limits and the leg kinematics)")
+    dds_domain: int = param(1, "unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1)")
+    network_interface: str = param("lo", "network interface for unitree_sdk2 DDS: the robot's Ethernet interface, "
+                                         "or lo in rehearsal")
+    check_rate_hz: float = param(200.0, "rate of the checks, Hz (20..2000, at least the policy's control rate)")
+    realtime_priority: int = param(0, "SCHED_FIFO priority of the process, 1..99 (0 = normal scheduling; needs "
+                                      "root or CAP_SYS_NICE)")
+    odom_timeout_s: float = param(0.2, "the estimator's height older than this: the height from leg kinematics, s")
+    policy_path: str = param("", "the policy file the policy node runs: the control period and the soft joint "
+                                 "range come from its contract")
+    fault_log_path: str = param("runs/safety/fault_log_{stamp}.jsonl", "JSON-lines fault log; {stamp} becomes the "
+                                                                        "start time (UTC)")
+
+    def validate(self) -> None:
+        """Values the monitor cannot run with raise ParamError (run by `read_params`)."""
+        if self.robot not in ROBOTS:
+            raise ParamError(f"parameter 'robot' is {self.robot!r}; expected one of {', '.join(ROBOTS)}")
+        if not 0 <= self.realtime_priority <= 99:
+            raise ParamError(f"parameter 'realtime_priority' must be an integer 0..99, got {self.realtime_priority!r}")
+        check_interface(self.network_interface)
+        if not 0 <= self.dds_domain <= 232:
+            raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.dds_domain!r}")
+        if not 20.0 <= self.check_rate_hz <= 2000.0:
+            raise ParamError(f"parameter 'check_rate_hz' must be 20..2000 Hz, got {self.check_rate_hz!r}")
+        if not self.policy_path:
+            raise ParamError("parameter 'policy_path' is empty: set it to the policy file the policy node runs; "
+                             "the monitor reads its control period and soft joint range from the contract")
+
+
+PARAMETERS = parameter_table(SafetyMonitorParams)  # name: (default, description); the thresholds come on top
