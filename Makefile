@@ -12,7 +12,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	$(PY) -m surrogait_rehearsal.demo $(DEMO_ARGS)
+	$(PY) scripts/demo.py $(DEMO_ARGS)
 
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)

@@ -29,21 +29,20 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core.control_loop import LoopStats, timing_summary
-from surrogait_rehearsal.demo import launch_rehearsal, shipped_policy_path
-from surrogait_rehearsal.demo_processes import ProcessGroup
-from surrogait_rehearsal.demo_session import Segment, Session
+from surrogait_rehearsal.harness.operator import Operator, Segment
+from surrogait_rehearsal.harness.processes import (
+    REHEARSAL_NICENESS,
+    ProcessGroup,
+    cpu_seconds,
+    launch_rehearsal,
+    shipped_policy_path,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import machine_facts  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = {"period_dev_p99_ms": 0.5, "inference_p99_ms": 0.3, "cpu_percent_of_core": 15.0}
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), from /proc (psutil is not a dependency)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,8 +63,6 @@ def main(argv: list[str] | None = None) -> int:
 
     policy = (args.policy or shipped_policy_path()).resolve()
     work = Path(tempfile.mkdtemp(prefix="bench_control_loop_"))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
     link = {"dds_domain": args.domain, "network_interface": "lo"}
     overrides = {"go2_sim": {**link, "video_path": "", "log_path": ""},
                  "policy_node": {**link, "policy_path": str(policy), "timing_log_path": str(work / "timing.npz")}}
@@ -79,26 +76,26 @@ def main(argv: list[str] | None = None) -> int:
         overrides["estimator_node"] = link
         overrides["safety_monitor"] = {**link, "fault_log_path": str(work / "faults.jsonl")}
     load_before = os.getloadavg()
-    with ProcessGroup(work / "logs", env) as group:
-        session = Session(args.domain, log=print)
+    with ProcessGroup(work / "logs", args.domain, config_dir=work, niceness=REHEARSAL_NICENESS) as group:
+        operator = Operator(args.domain, log=print, name="surrogait_demo")
         try:
-            launch_rehearsal(group, session, overrides, work)
-            session.wait_for("the policy node", lambda: session.node.policy_state is not None, 60.0)
+            launch_rehearsal(group, operator, overrides)
+            operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0)
             deadline = time.monotonic() + 20.0
-            while not session.call("stand_up", must_succeed=False)[0] and time.monotonic() < deadline:
+            while not operator.call("stand_up")[0] and time.monotonic() < deadline:
                 time.sleep(0.5)
-            session.wait_for_state("READY", 15.0)
-            session.call("walk")
-            pid = next(c.process.pid for c in group.children if c.name == "policy_node")
-            session.node.sending, session.node.command = True, (0.5, 0.0, 0.0)
+            operator.wait_for_state("READY", 15.0)
+            operator.call("walk", must_succeed=True)
+            pid = group["policy_node"].pid
+            operator.set_cmd_vel(0.5)
             time.sleep(1.0)  # let the gait settle before measuring
             t0, cpu0 = time.monotonic(), cpu_seconds(pid)
-            session.run_segments([Segment("walk 0.5 m/s", args.walk_s, (0.5, 0.0, 0.0))])
+            operator.run_segments([Segment("walk 0.5 m/s", args.walk_s, (0.5, 0.0, 0.0))])
             t1, cpu1 = time.monotonic(), cpu_seconds(pid)
-            final_state = session.node.policy_state
-            session.call("damp", must_succeed=False)
+            final_state = operator.policy_state
+            operator.call("damp")
         finally:
-            session.close()
+            operator.close()
     load_after = os.getloadavg()
 
     with np.load(work / "timing.npz") as z:

@@ -30,7 +30,7 @@ import numpy as np
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety.thresholds import default_thresholds
-from surrogait_rehearsal.demo import shipped_policy_path
+from surrogait_rehearsal.harness.processes import shipped_policy_path
 from surrogait_rehearsal.report import GT, load_session, read_fault_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -119,7 +119,7 @@ def summarize(runs: list[dict]) -> dict:
 def train_policy(out_dir: Path, budget_s: float) -> Path:
     from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
 
-    out_dir.mkdir(parents=True, exist_ok=True)  # as the demo trains
+    out_dir.mkdir(parents=True, exist_ok=True)  # as make demo (scripts/demo.py) trains
     return train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget_s, out_path=out_dir / "policy.onnx",
                             run_dir=out_dir / "training", progress=False)
 

@@ -33,168 +33,19 @@ import hashlib
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
-import yaml
+
+from surrogait_rehearsal.harness.operator import GROUND_TRUTH_COLUMNS, ODOMETRY_COLUMNS, Operator
+from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 POLICY = ROOT / "training/surrogait_train/pretrained/go2_trot.onnx"
 DRIVER = ROOT / "tests/estimator/robot_driver.py"
-
-
-def console_script(name: str, module: str) -> list[str]:
-    if (BIN / name).exists():
-        return [str(BIN / name)]
-    return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
-
-
-def proc_env(domain: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    env.setdefault("MUJOCO_GL", "osmesa")
-    env.setdefault("PYOPENGL_PLATFORM", "osmesa")
-    return env
-
-
-class Proc:
-    def __init__(self, cmd: list[str], name: str, domain: int, workdir: Path, params: dict | None = None) -> None:
-        self.name = name
-        self.log_file = workdir / f"{name}.log"
-        self._log = self.log_file.open("w")
-        if params is not None:
-            pfile = workdir / f"{name}.yaml"
-            pfile.write_text(yaml.safe_dump({name: {"ros__parameters": params}}))
-            cmd = [*cmd, "--ros-args", "--params-file", str(pfile)]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=proc_env(domain), cwd=ROOT)
-
-    @property
-    def log(self) -> str:
-        return self.log_file.read_text()
-
-    def wait_for(self, text: str, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while text not in self.log:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name}: no {text!r} (exit {self.proc.poll()}):\n{self.log[-3000:]}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._log.close()
-
-
-class Recorder:
-    """Records odometry and ground truth as arrays; sends services and cmd_vel for the policy driver."""
-
-    def __init__(self, domain: int) -> None:
-        import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import Twist
-        from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from std_msgs.msg import String
-        from std_srvs.srv import Trigger
-
-        from surrogait_core import interfaces
-
-        self.ctx = rclpy.Context()
-        rclpy.init(context=self.ctx, domain_id=domain)
-        self.node = rclpy.create_node("estimator_bench", context=self.ctx)
-        self.lock = threading.Lock()
-        self.odom: list[list[float]] = []  # stamp, x, y, z, vx, vy, vz (body), arrival time, z variance
-        self.truth: list[list[float]] = []  # stamp, x, y, z, vx, vy, vz (body), arrival time, 0
-        self.diag: dict[str, dict[str, str]] = {}
-        self.trust_changes: list[tuple[float, str]] = []  # (arrival, the estimator's height_untrusted_reason)
-        self.policy_state = ""
-        self.node.create_subscription(Odometry, interfaces.ODOM, lambda m: self._keep(self.odom, m), 100)
-        self.node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, lambda m: self._keep(self.truth, m), 100)
-        self.node.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diag, 50)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                             reliability=ReliabilityPolicy.RELIABLE)
-        self.node.create_subscription(String, interfaces.POLICY_STATE, self._on_state, latched)
-        self.cmd_vel = self.node.create_publisher(Twist, interfaces.CMD_VEL, 10)
-        self.twist_type = Twist
-        self.clients = {n: self.node.create_client(Trigger, s) for n, s in
-                        (("stand_up", interfaces.SRV_STAND_UP), ("walk", interfaces.SRV_WALK))}
-        self.trigger_type = Trigger
-        self.executor = SingleThreadedExecutor(context=self.ctx)
-        self.executor.add_node(self.node)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        while not self._stop.is_set():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def _keep(self, store, m) -> None:
-        arrival = time.time()  # the clock both publishers stamp with
-        p, t = m.pose.pose.position, m.twist.twist.linear
-        row = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, p.x, p.y, p.z, t.x, t.y, t.z, arrival,
-               m.pose.covariance[14]]
-        with self.lock:
-            store.append(row)
-
-    def _on_diag(self, arr) -> None:
-        with self.lock:
-            for st in arr.status:
-                self.diag[st.name] = {kv.key: kv.value for kv in st.values} | {"_message": st.message}
-                if not st.name.startswith("estimator_node"):
-                    continue
-                reason = self.diag[st.name].get("height_untrusted_reason", "").split(":")[0]  # its kind
-                if not self.trust_changes or self.trust_changes[-1][1] != reason:
-                    self.trust_changes.append((time.time(), reason))
-
-    def _on_state(self, msg) -> None:
-        self.policy_state = msg.data
-
-    def call(self, name: str, timeout_s: float = 10.0) -> str:
-        client = self.clients[name]
-        if not client.wait_for_service(timeout_sec=timeout_s):
-            raise RuntimeError(f"service for {name} not available")
-        fut = client.call_async(self.trigger_type.Request())
-        deadline = time.monotonic() + timeout_s
-        while not fut.done():
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{name}: no answer")
-            time.sleep(0.02)
-        res = fut.result()
-        if not res.success:
-            raise RuntimeError(f"{name} refused: {res.message}")
-        return res.message
-
-    def send_cmd(self, vx: float) -> None:
-        t = self.twist_type()
-        t.linear.x = vx
-        self.cmd_vel.publish(t)
-
-    def now(self) -> float:
-        return self.node.get_clock().now().nanoseconds * 1e-9
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        with self.lock:
-            return np.array(self.odom).reshape(-1, 9), np.array(self.truth).reshape(-1, 9)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.executor.shutdown(timeout_sec=2)
-        self.node.destroy_node()
-        self.ctx.try_shutdown()
 
 
 TRUSTED_Z_STD_M = 0.05  # the safety monitor uses the odometry height only when sqrt(cov_zz) <= this
@@ -389,71 +240,76 @@ def main() -> int:
     return report(args, odom, truth, marks, diag, machine)
 
 
-PACKAGE_PARAMS = {  # each node's parameters file, as the demo and launch/go2_rehearsal.launch.py use them
-    "go2_sim": "surrogait_rehearsal/config/go2_sim.yaml",
-    "estimator_node": "surrogait_estimator/config/estimator.yaml",
-    "policy_node": "surrogait_policy/config/policy_node.yaml",
-}
-
-
 def node_params(args, name: str, overrides: dict) -> dict:
-    """--node-params defaults: the node's built-in defaults plus `overrides`; package: its parameters file first
-    (real-time priorities, the simulator's video), as in the demo."""
-    if args.node_params == "defaults":
-        return overrides
-    path = ROOT / "ros2_ws/src" / PACKAGE_PARAMS[name]
-    params = yaml.safe_load(path.read_text())[name]["ros__parameters"]
-    if name == "go2_sim" and params.get("video_path") == "":
-        params["video_path"] = str(args.workdir / "robot.mp4")  # the demo renders one: it costs CPU
-    return {**params, **overrides}
+    """--node-params package: as in the demo, the simulator renders a video (it costs CPU)."""
+    if args.node_params == "package" and name == "go2_sim":
+        return {"video_path": str(args.workdir / "robot.mp4"), **overrides}
+    return overrides
+
+
+def stamped(op: Operator) -> tuple[np.ndarray, np.ndarray]:
+    """The operator's odometry and ground truth as (stamp, x, y, z, vx, vy, vz (body), arrival, z variance)."""
+    odom, truth = op.table("odometry"), op.table("ground_truth")
+    cols = ("stamp", "x", "y", "z", "vx", "vy", "vz", "arrival")
+    odom = odom[:, [ODOMETRY_COLUMNS.index(c) for c in (*cols, "z_var")]]
+    truth = truth[:, [GROUND_TRUTH_COLUMNS.index(c) for c in cols]]
+    return odom, np.column_stack([truth, np.zeros(len(truth))])
+
+
+def height_trust_changes(op: Operator) -> list[tuple[float, str]]:
+    """(arrival wall time, kind of the estimator's height_untrusted_reason) each time it changes."""
+    changes: list[tuple[float, str]] = []
+    with op.lock:
+        statuses = [s for s in op.statuses if s.name.startswith("estimator_node")]
+    for s in statuses:
+        reason = s.values.get("height_untrusted_reason", "").split(":")[0]  # its kind
+        if not changes or changes[-1][1] != reason:
+            changes.append((s.wall, reason))
+    return changes
 
 
 def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
-    procs: list[Proc] = []
-    rec = None
+    op = None
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_hogs)]
+    package = args.node_params == "package"
+    group = ProcessGroup(args.workdir, args.domain, cwd=ROOT)
     try:
-        sim = Proc(console_script("go2_sim", "surrogait_rehearsal.go2_sim_node"), "go2_sim", args.domain,
-                   args.workdir, node_params(args, "go2_sim", {"dds_domain": args.domain, "initial_pose": "lying"}))
-        procs.append(sim)
+        sim = group.start_node("go2_sim", node_params(args, "go2_sim", {"dds_domain": args.domain,
+                                                                         "initial_pose": "lying"}),
+                               package_params=package)
         # The estimator joins a running stream, as it does when started with the others (and its subscription
         # then races the samples already arriving).
-        sim.wait_for("Go2 simulator:")
-        est = Proc(console_script("estimator_node", "surrogait_estimator.estimator_node"), "estimator_node",
-                   args.domain, args.workdir, node_params(args, "estimator_node", {"dds_domain": args.domain}))
-        procs.append(est)
-        rec = Recorder(args.domain)
-        est.wait_for("state estimator for go2")
+        sim.wait_for_log(NODES["go2_sim"].ready_line, 60.0)
+        est = group.start_node("estimator_node", {"dds_domain": args.domain}, package_params=package)
+        op = Operator(args.domain, name="estimator_bench")
+        est.wait_for_log(NODES["estimator_node"].ready_line, 60.0)
         marks: dict[str, float] = {}
         if args.driver == "policy":
-            pol = Proc(console_script("policy_node", "surrogait_policy.policy_node"), "policy_node", args.domain,
-                       args.workdir, node_params(args, "policy_node", {
-                           "dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
-                           "reset_requires_safety_ok": False,
-                           # A loaded 2-core machine runs the simulator slower than real time:
-                           # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
-                           "state_timeout_s": args.policy_state_timeout_s}))
-            procs.append(pol)
-            pol.wait_for("unitree_sdk2 DDS domain")
+            pol = group.start_node("policy_node", {
+                "dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
+                "reset_requires_safety_ok": False,
+                # A loaded 2-core machine runs the simulator slower than real time:
+                # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
+                "state_timeout_s": args.policy_state_timeout_s}, package_params=package)
+            pol.wait_for_log(NODES["policy_node"].ready_line, 60.0)
             time.sleep(1.0)
-            marks["stand_up"] = rec.now()
-            rec.call("stand_up")
+            marks["stand_up"] = time.time()
+            op.call("stand_up", 10.0, must_succeed=True)
             deadline = time.monotonic() + 20.0
-            while rec.policy_state != "READY":
+            while op.policy_state != "READY":
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"policy never READY (state {rec.policy_state!r}):\n{pol.log[-2000:]}")
+                    raise RuntimeError(f"policy never READY (state {op.policy_state!r}):\n{pol.log[-2000:]}")
                 time.sleep(0.05)
             time.sleep(1.0)
-            marks["stand"] = rec.now()
+            marks["stand"] = time.time()
             time.sleep(args.stand_s)
-            rec.send_cmd(0.0)
-            rec.call("walk")
-            marks["walk"] = rec.now()
-            t_end = time.monotonic() + args.walk_s
-            while time.monotonic() < t_end:
-                rec.send_cmd(args.vx)
-                time.sleep(0.1)
-            marks["end"] = rec.now()
+            op.set_cmd_vel(0.0)
+            op.call("walk", 10.0, must_succeed=True)
+            marks["walk"] = time.time()
+            op.set_cmd_vel(args.vx)
+            time.sleep(args.walk_s)
+            op.set_cmd_vel(None)
+            marks["end"] = time.time()
         else:
             standing = args.workdir / "standing"
             standing.unlink(missing_ok=True)
@@ -461,31 +317,30 @@ def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
             drv = subprocess.Popen([sys.executable, str(DRIVER), "--domain", str(args.domain), "--duration",
                                     str(trot_after + args.walk_s + 1.0), "--trot-vx", str(args.vx),
                                     "--trot-after", str(trot_after), "--done-file", str(standing)],
-                                   env=proc_env(args.domain), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            marks["stand_up"] = rec.now()
+                                   env=child_env(args.domain), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            marks["stand_up"] = time.time()
             deadline = time.monotonic() + 60.0
             while not standing.exists():
                 if drv.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("scripted driver never stood the robot up")
                 time.sleep(0.02)
             time.sleep(settle)
-            marks["stand"] = rec.now()
+            marks["stand"] = time.time()
             time.sleep(args.stand_s)
-            marks["walk"] = rec.now()
+            marks["walk"] = time.time()
             time.sleep(args.walk_s)
-            marks["end"] = rec.now()
+            marks["end"] = time.time()
             drv.wait(timeout=30)
         time.sleep(0.5)
-        odom, truth = rec.arrays()
-        with rec.lock:
-            diag = dict(rec.diag)
-            # Why the height was not trusted, as the diagnostics said (10 Hz), relative to the stand-up command.
-            diag["height_trust_changes"] = [(round(t - marks["stand_up"], 2), r) for t, r in rec.trust_changes]
+        odom, truth = stamped(op)
+        diag = op.latest_statuses()
+        # Why the height was not trusted, as the diagnostics said (10 Hz), relative to the stand-up command.
+        diag["height_trust_changes"] = [(round(t - marks["stand_up"], 2), r) for t, r in height_trust_changes(op)]
     finally:
-        if rec is not None:
-            rec.close()
-        for p in reversed(procs):
-            p.stop()
+        if op is not None:
+            op.close()
+        for child in reversed(group.children):
+            child.stop(timeout_s=15.0)
         for h in hogs:
             h.kill()
             h.wait()

@@ -134,7 +134,7 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    from surrogait_safety.fault_suite import SCENARIOS
+    from surrogait_rehearsal.harness.fault_suite import SCENARIOS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domain", type=int, default=45)
@@ -167,18 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
     from surrogait_core.realtime import try_realtime
-    from surrogait_safety.fault_suite import (
-        BringUpError,
-        SuiteRos,
-        WireRecorder,
-        run_baseline,
-        run_scenario,
-    )
+    from surrogait_rehearsal.harness.fault_suite import BringUpError, WireRecorder, run_baseline, run_scenario
+    from surrogait_rehearsal.harness.operator import Operator
 
     boosted = try_realtime(args.rt_priority)
     ChannelFactoryInitialize(args.domain, "lo")
     recorder = WireRecorder(args.domain)
-    ros = SuiteRos()
+    ros = Operator(args.domain, name="fault_suite")
     results = []
     baseline = None
     try:

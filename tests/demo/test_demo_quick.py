@@ -1,4 +1,4 @@
-"""The demo, end to end in its quick mode: train briefly, rehearse, write the report."""
+"""The demo (`make demo`: scripts/demo.py), end to end in its quick mode: train briefly, rehearse, write the report."""
 
 import json
 import os
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 DOMAIN = "26"
+DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo.py"
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -28,7 +29,7 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     run_dir = tmp_path / "demo"
     env = dict(os.environ, MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
     result = subprocess.run(
-        [sys.executable, "-m", "surrogait_rehearsal.demo", "--quick", "--train-budget-s", "5",
+        [sys.executable, str(DEMO), "--quick", "--train-budget-s", "5",
          "--domain", DOMAIN, "--run-dir", str(run_dir)],
         env=env, capture_output=True, text=True, timeout=400,
     )

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo_session import Segment, demo_segments
+from surrogait_rehearsal.demo import demo_segments
+from surrogait_rehearsal.harness.operator import Segment
 from surrogait_rehearsal.report import RunFiles, build_report, fall_metrics, tracking_metrics
 
 

@@ -1,11 +1,10 @@
-"""Fixtures for the estimator's process tests: DDS domains 31-39, real processes always reaped,
-and a ROS probe that records what the nodes publish (its own rclpy Context on the test's domain)."""
+"""Fixtures for the estimator's process tests: DDS domains 31-39, real processes (started by the rehearsal
+harness) always reaped, and a ROS probe that records what the nodes publish (its own rclpy Context on the
+test's domain)."""
 
 from __future__ import annotations
 
 import itertools
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -14,65 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
+
+from surrogait_rehearsal.harness.processes import Child, ProcessGroup, child_env
 
 HERE = Path(__file__).parent
-BIN = Path(sys.executable).parent
 _domains = itertools.cycle(range(31, 40))
-
-
-def proc_env(domain: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    env.setdefault("MUJOCO_GL", "osmesa")
-    env.setdefault("PYOPENGL_PLATFORM", "osmesa")
-    return env
-
-
-def console_script(name: str, module: str) -> list[str]:
-    """The installed console script, or the module's main() when the package's script is not installed yet."""
-    if (BIN / name).exists():
-        return [str(BIN / name)]
-    return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
-
-
-class NodeProcess:
-    """A ROS node process started from a params YAML, its output in a log file."""
-
-    def __init__(self, tmp_path: Path, cmd: list[str], node_name: str, domain: int, params: dict) -> None:
-        self.name = node_name
-        self.params_file = tmp_path / f"{node_name}_{domain}.yaml"
-        self.params_file.write_text(yaml.safe_dump({node_name: {"ros__parameters": params}}))
-        self.log_file = tmp_path / f"{node_name}_{domain}.log"
-        self._log = self.log_file.open("w")
-        self.proc = subprocess.Popen([*cmd, "--ros-args", "--params-file", str(self.params_file)],
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=proc_env(domain))
-
-    @property
-    def log(self) -> str:
-        return self.log_file.read_text()
-
-    def wait_for(self, text: str, timeout_s: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if text in self.log:
-                return
-            if self.proc.poll() is not None:
-                raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n{self.log}")
-            time.sleep(0.05)
-        raise AssertionError(f"{self.name}: no {text!r} after {timeout_s} s:\n{self.log}")
-
-    def stop(self, timeout_s: float = 20.0) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        if not self._log.closed:
-            self._log.close()
-        return self.proc.returncode
 
 
 class RosProbe:
@@ -184,17 +129,17 @@ def dds_domain() -> int:
 
 
 @pytest.fixture
-def start_node(tmp_path):
-    started: list[NodeProcess] = []
+def start_node(tmp_path, dds_domain):
+    """start_node(name, params) -> node `name` of the rehearsal (harness Child) with `params` over its built-in
+    defaults, on this test's domain; stopped (SIGINT, then SIGKILL after 20 s) at teardown."""
+    group = ProcessGroup(tmp_path, dds_domain)
 
-    def start(cmd: list[str], node_name: str, domain: int, params: dict) -> NodeProcess:
-        p = NodeProcess(tmp_path, cmd, node_name, domain, params)
-        started.append(p)
-        return p
+    def start(name: str, params: dict) -> Child:
+        return group.start_node(name, params)
 
     yield start
-    for p in reversed(started):
-        p.stop()
+    for child in reversed(group.children):
+        child.stop(timeout_s=20.0)
 
 
 @pytest.fixture
@@ -211,7 +156,7 @@ def run_script(dds_domain):
 
     def start(name: str, *args: str) -> subprocess.Popen:
         p = subprocess.Popen([sys.executable, str(HERE / name), "--domain", str(dds_domain), *args],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=proc_env(dds_domain))
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(dds_domain))
         started.append(p)
         return p
 

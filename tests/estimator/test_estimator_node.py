@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from estimator.conftest import console_script, proc_env, stamp_s
+from estimator.conftest import stamp_s
+from surrogait_rehearsal.harness.processes import NODES, child_env, node_command
 
-NODE = console_script("estimator_node", "surrogait_estimator.estimator_node")
-READY = "state estimator for go2"
+READY = NODES["estimator_node"].ready_line
 Z_VAR = 14  # pose.covariance index of var(z)
 # Scheduled as deployed (SCHED_FIFO where permitted: the robot's firmware publishes in real time, the node runs
 # at its configured priority), so the height is trusted whenever the node keeps up; on a machine loaded by other
@@ -26,15 +26,14 @@ def wait_until_probe_hears(probe, node, timeout_s: float = 30.0) -> None:
 
     deadline = time.monotonic() + timeout_s
     while probe.estimator_status() is None or probe.node.count_publishers(interfaces.ODOM) < 1:
-        assert time.monotonic() < deadline and node.proc.poll() is None, node.log
+        assert time.monotonic() < deadline and node.process.poll() is None, node.log
         time.sleep(0.05)
 
 
 @pytest.mark.rehearsal
 def test_node_turns_lowstate_into_odometry_contacts_and_diagnostics(dds_domain, start_node, probe, run_script):
-    node = start_node(NODE, "estimator_node", dds_domain, {"dds_domain": dds_domain,
-                                                           "realtime_priority": NODE_PRIORITY})
-    node.wait_for(READY)
+    node = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})
+    node.wait_for_log(READY)
     wait_until_probe_hears(probe, node)
     player = run_script("lowstate_player.py", "--duration", "4.0", "--bad-from", "2.0", "--bad-to", "2.1",
                         "--realtime-priority", str(ROBOT_PRIORITY))
@@ -74,15 +73,14 @@ def test_node_turns_lowstate_into_odometry_contacts_and_diagnostics(dds_domain, 
               if st.name.startswith("estimator_node") and st.level == b"\x01" and "imu_nan" in st.message]
     assert warned, "the rejections were never reported as WARN"
     assert "error" not in node.log.lower(), node.log
-    assert node.stop() == 0
+    assert node.stop(timeout_s=20.0) == 0
 
 
 @pytest.mark.rehearsal
 def test_a_stalled_estimator_says_its_height_is_untrusted_then_catches_up_with_the_newest_samples(
         dds_domain, start_node, probe, run_script):
-    node = start_node(NODE, "estimator_node", dds_domain, {"dds_domain": dds_domain,
-                                                           "realtime_priority": NODE_PRIORITY})
-    node.wait_for(READY)
+    node = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})
+    node.wait_for_log(READY)
     wait_until_probe_hears(probe, node)
     player = run_script("lowstate_player.py", "--duration", "5.0", "--realtime-priority", str(ROBOT_PRIORITY))
     deadline = time.monotonic() + 30.0
@@ -90,10 +88,10 @@ def test_a_stalled_estimator_says_its_height_is_untrusted_then_catches_up_with_t
         assert time.monotonic() < deadline and player.poll() is None, node.log
         time.sleep(0.02)
     t_stopped = time.time()  # the clock odometry is stamped with: the time of the sample it describes
-    node.proc.send_signal(signal.SIGSTOP)  # descheduled for 0.3 s, as on an overloaded machine
+    node.process.send_signal(signal.SIGSTOP)  # descheduled for 0.3 s, as on an overloaded machine
     time.sleep(0.3)
     t_resumed = time.time()
-    node.proc.send_signal(signal.SIGCONT)
+    node.process.send_signal(signal.SIGCONT)
     out, err = player.communicate(timeout=30)
     assert player.returncode == 0, err
     time.sleep(0.3)
@@ -132,7 +130,7 @@ def test_bad_parameters_exit_with_a_clear_error(tmp_path, dds_domain, params, ex
 
     f = tmp_path / "p.yaml"
     f.write_text(yaml.safe_dump({"estimator_node": {"ros__parameters": params}}))
-    out = subprocess.run([*NODE, "--ros-args", "--params-file", str(f)], capture_output=True, text=True,
-                         timeout=30, env=proc_env(dds_domain))
+    out = subprocess.run([*node_command("estimator_node"), "--ros-args", "--params-file", str(f)],
+                         capture_output=True, text=True, timeout=30, env=child_env(dds_domain))
     assert out.returncode == 2
     assert expected in out.stderr

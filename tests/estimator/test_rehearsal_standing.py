@@ -7,10 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from estimator.conftest import as_received, console_script, paired, wait_truth
+from estimator.conftest import as_received, paired, wait_truth
+from surrogait_rehearsal.harness.processes import NODES
 
-SIM = console_script("go2_sim", "surrogait_rehearsal.go2_sim_node")
-NODE = console_script("estimator_node", "surrogait_estimator.estimator_node")
 Z_VAR = 14  # pose.covariance index of var(z)
 TRUSTED_Z_STD_M = 0.05  # the monitor uses the odometry height only below this std
 # Scheduled as in the rehearsal's parameters files (SCHED_FIFO where permitted: the simulator stands in for
@@ -22,13 +21,12 @@ SIM_PRIORITY, NODE_PRIORITY = 30, 15
 @pytest.mark.rehearsal
 def test_estimator_joining_while_the_robot_lies_distrusts_its_height_until_it_stands_then_tracks_within_2_cm(
         tmp_path, dds_domain, start_node, probe, run_script):
-    sim = start_node(SIM, "go2_sim", dds_domain, {"dds_domain": dds_domain, "initial_pose": "lying",
-                                                  "sched_fifo_priority": SIM_PRIORITY})
-    sim.wait_for("Go2 simulator:")
+    sim = start_node("go2_sim", {"dds_domain": dds_domain, "initial_pose": "lying",
+                                 "sched_fifo_priority": SIM_PRIORITY})
+    sim.wait_for_log(NODES["go2_sim"].ready_line)
     wait_truth(probe, 30)  # rt/lowstate is streaming: the estimator subscribes mid-stream, as in the demo
-    est = start_node(NODE, "estimator_node", dds_domain, {"dds_domain": dds_domain,
-                                                          "realtime_priority": NODE_PRIORITY})
-    est.wait_for("state estimator for go2")
+    est = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})
+    est.wait_for_log(NODES["estimator_node"].ready_line)
     deadline = time.monotonic() + 30.0
     while len(probe.odom) < 100:
         assert time.monotonic() < deadline, f"no odometry:\n{est.log}"

@@ -11,8 +11,8 @@ from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_core.policy_controller import ControllerConfig, PolicyController
 from surrogait_core.policy_fsm import PolicyState
 from surrogait_core.policy_runner import PolicyRunner
-from surrogait_rehearsal.demo import shipped_policy_path
 from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+from surrogait_rehearsal.harness.processes import shipped_policy_path
 from surrogait_rehearsal.lowstate_writer import LowStateWriter
 
 DT = 0.02

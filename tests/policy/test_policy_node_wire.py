@@ -4,9 +4,6 @@ targets once a control period (50 Hz) — damping while PASSIVE, a smooth stand-
 pose, and damping again after a damp request."""
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,56 +11,51 @@ from pathlib import Path
 import numpy as np
 import pytest
 from policy_files import write_test_policy
-from ros_operator import Operator
 from sensor_msgs.msg import Imu, JointState
 
 from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_rehearsal.harness.operator import Operator
+from surrogait_rehearsal.harness.processes import ProcessGroup
 
 DOMAIN = 29
+TIMEOUT_S = 30.0
 ROBOT_SECONDS = 14.0
 
 
 @pytest.mark.rehearsal
 def test_lowcmd_stream_and_feedback(tmp_path):
     policy = write_test_policy(tmp_path / "go2.onnx")
-    params = tmp_path / "policy.yaml"
+    group = ProcessGroup(tmp_path, DOMAIN)
+    summary = tmp_path / "robot.json"
+    robot = group.start("fake_robot", [sys.executable, str(Path(__file__).parent / "fake_robot.py"), str(DOMAIN),
+                                       str(ROBOT_SECONDS), str(summary)])
     # The stand-in robot is a plain Python process: on a busy machine it can pause longer than the
     # node's 60 ms stale-state limit, which this test is not about (test_policy_controller covers it).
-    params.write_text(f"policy_node:\n  ros__parameters:\n    policy_path: {policy}\n    dds_domain: {DOMAIN}\n"
-                      "    stand_up_duration_s: 1.0\n    state_timeout_s: 1.0\n")
-    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    summary = tmp_path / "robot.json"
-    robot = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fake_robot.py"), str(DOMAIN),
-                              str(ROBOT_SECONDS), str(summary)], env=env)
-    node = subprocess.Popen([str(Path(sys.executable).parent / "policy_node"), "--ros-args", "--params-file",
-                             str(params)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    op = Operator(DOMAIN)
+    node = group.start_node("policy_node", {"policy_path": str(policy), "dds_domain": DOMAIN,
+                                            "stand_up_duration_s": 1.0, "state_timeout_s": 1.0})
+    op = Operator(DOMAIN, name="test_operator")
     joints, imus = [], []
     op.node.create_subscription(JointState, interfaces.JOINT_STATES, joints.append, 10)
     op.node.create_subscription(Imu, interfaces.IMU, imus.append, 10)
     try:
-        op.spin_until(lambda: op.states[-1:] == ["PASSIVE"])
+        op.wait_for("PASSIVE", lambda: op.policy_state == "PASSIVE", TIMEOUT_S)
         deadline = time.monotonic() + 20.0  # until the node has a fresh rt/lowstate
-        while not (result := op.call(interfaces.SRV_STAND_UP)).success and time.monotonic() < deadline:
+        while not (result := op.call(interfaces.SRV_STAND_UP, TIMEOUT_S))[0] and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert result.success, result.message
+        assert result[0], result[1]
         t_stand = time.monotonic()
-        op.spin_until(lambda: op.states[-1:] == ["READY"])
-        op.spin_until(lambda: time.monotonic() - t_stand > 2.0)
-        assert op.call(interfaces.SRV_DAMP).success
-        op.spin_until(lambda: op.states[-1:] == ["DAMP"])
-        op.spin_until(lambda: time.monotonic() - t_stand > 3.0)
+        op.wait_for("READY", lambda: op.policy_state == "READY", TIMEOUT_S)
+        time.sleep(max(0.0, t_stand + 2.0 - time.monotonic()))
+        assert op.call(interfaces.SRV_DAMP, TIMEOUT_S)[0]
+        op.wait_for("DAMP", lambda: op.policy_state == "DAMP", TIMEOUT_S)
+        time.sleep(max(0.0, t_stand + 3.0 - time.monotonic()))
         assert joints and joints[-1].name[0] == "FR_hip" and len(joints[-1].position) == 12
         assert imus and abs(imus[-1].orientation.w - 1.0) < 1e-6
     finally:
         op.close()
-        node.send_signal(signal.SIGINT)
-        try:
-            node.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            node.kill()
-        robot.wait(timeout=ROBOT_SECONDS + 30)
+        node.stop(timeout_s=15.0)  # SIGINT; SIGKILL after 15 s
+        robot.process.wait(timeout=ROBOT_SECONDS + 30)
 
     commands = json.loads(summary.read_text())["commands"]
     assert len(commands) > 100

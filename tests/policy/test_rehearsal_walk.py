@@ -9,14 +9,17 @@ LowCmd (`driver`, as the robot's drivers) and a torque computed when a LowCmd ar
 and the safety monitor must raise no fault.
 """
 
-import os
-
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo import launch_rehearsal, run_session, shipped_policy_path
-from surrogait_rehearsal.demo_processes import ProcessGroup
-from surrogait_rehearsal.demo_session import Segment, Session, SessionError
+from surrogait_rehearsal.demo import run_session
+from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
+from surrogait_rehearsal.harness.processes import (
+    REHEARSAL_NICENESS,
+    ProcessGroup,
+    launch_rehearsal,
+    shipped_policy_path,
+)
 from surrogait_rehearsal.report import (
     fall_metrics,
     load_session,
@@ -39,8 +42,6 @@ SEGMENTS = [
 def test_shipped_policy_stands_up_and_walks(tmp_path, motor_model):
     policy = shipped_policy_path()
     assert policy.is_file(), f"the shipped policy {policy} is missing"
-    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
     link = {"dds_domain": DOMAIN, "network_interface": "lo"}
     fault_log = tmp_path / "fault_log.jsonl"
     overrides = {"go2_sim": {**link, "log_path": str(tmp_path / "sim_log.npz"), "video_path": "",
@@ -48,22 +49,22 @@ def test_shipped_policy_stands_up_and_walks(tmp_path, motor_model):
                  "estimator_node": link,
                  "safety_monitor": {**link, "policy_path": str(policy), "fault_log_path": str(fault_log)},
                  "policy_node": {**link, "policy_path": str(policy)}}
-    session = None
-    with ProcessGroup(tmp_path / "logs", env) as group:
+    operator = None
+    with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
         try:
-            session = Session(DOMAIN, log=print)
+            operator = Operator(DOMAIN, log=print, name="surrogait_demo")
             try:
-                launch_rehearsal(group, session, overrides, tmp_path, log=print)
-                run_session(session, group, SEGMENTS)
+                launch_rehearsal(group, operator, overrides, log=print)
+                run_session(operator, group, SEGMENTS)
             except SessionError as e:
-                session.save(tmp_path / "session.npz")
+                operator.save(tmp_path / "session.npz")
                 sim = simulator_metrics(load_session(tmp_path / "session.npz"))
-                logs = "\n".join(f"--- {c.name}\n{group.tail(c)}" for c in group.children)
+                logs = "\n".join(f"--- {c.name}\n{c.tail()}" for c in group.children)
                 pytest.fail(f"the rehearsal session failed: {e}\nsimulator: {sim}\n{logs}")
-            session.save(tmp_path / "session.npz")
+            operator.save(tmp_path / "session.npz")
         finally:
-            if session is not None:
-                session.close()
+            if operator is not None:
+                operator.close()
     recorded = load_session(tmp_path / "session.npz")
     states = [state for _, state in recorded["policy_states"]]
     assert states[:4] == ["PASSIVE", "STAND_UP", "READY", "WALK"], states

@@ -1,7 +1,7 @@
 """The simulator as a process: real DDS on loopback (unitree_sdk2py), real rclpy, real MuJoCo.
 
-Each test runs `go2_sim` and a small robot-side client (sim_dds_client.py) as separate
-processes on its own DDS domain (11-19).
+Each test runs `go2_sim` (started by the rehearsal harness) and a small robot-side client
+(sim_dds_client.py) as separate processes on its own DDS domain (11-19).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import time
 
 import numpy as np
 import pytest
-from sim_processes import GO2_SIM, run_client, sim_env, start_client
 
 from surrogait_core import go2_wire, interfaces
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_rehearsal.harness.processes import child_env, node_command
 
 SPEC = load_robot_spec("go2")
+STOP_TIMEOUT_S = 90.0  # the simulator finishes its recording and video before it exits
 pytestmark = pytest.mark.rehearsal
 
 
@@ -28,7 +29,7 @@ def _spin_for(executor, seconds: float) -> None:
         executor.spin_once(timeout_sec=0.02)
 
 
-def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain):
+def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, start_client, dds_domain):
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import Twist
@@ -38,7 +39,7 @@ def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain)
     from std_srvs.srv import SetBool
 
     sim = start_sim()
-    client = start_client(dds_domain, "--mode", "monitor", "--duration", "0")  # until its stdin closes
+    client = start_client("--mode", "monitor", "--duration", "0")  # until its stdin closes
     ctx = rclpy.Context()
     rclpy.init(context=ctx, domain_id=dds_domain)
     try:
@@ -132,15 +133,15 @@ def test_lowstate_stream_ground_truth_and_fault_injection(start_sim, dds_domain)
     values = {kv.key: kv.value for kv in status[-1].values}
     assert 0.3 < float(values["realtime_factor"]) < 1.1
     assert values["lowcmd_dropped"] == "0"
-    assert sim.stop() == 0
+    assert sim.stop(signal.SIGTERM, STOP_TIMEOUT_S) == 0
 
 
-def test_lowcmd_with_pd_to_the_default_pose_stands_the_robot_up(start_sim, dds_domain, tmp_path):
+def test_lowcmd_with_pd_to_the_default_pose_stands_the_robot_up(start_sim, run_client, tmp_path):
     log_path, video_path = tmp_path / "sim_log.npz", tmp_path / "robot.mp4"
     sim = start_sim(log_path=str(log_path), video_path=str(video_path), video_fps=5.0, video_width=160,
                     video_height=120)
-    report = run_client(dds_domain, "--mode", "stand", "--duration", "3.0")
-    assert sim.stop() == 0, sim.log
+    report = run_client("--mode", "stand", "--duration", "3.0")
+    assert sim.stop(signal.SIGTERM, STOP_TIMEOUT_S) == 0, sim.log
     assert report["lowcmds_written"] > 50
 
     log = np.load(log_path)
@@ -163,12 +164,12 @@ def test_lowcmd_with_pd_to_the_default_pose_stands_the_robot_up(start_sim, dds_d
     (500.0, True),  # a new torque at nearly every physics step: as the robot's drivers
     (10.0, False),  # a 10 Hz PD loop (the core diverges below ~23 Hz): proves each LowCmd sets the torque once
 ])
-def test_on_command_motor_model_stands_the_robot_up_with_a_500_hz_stream(start_sim, dds_domain, tmp_path,
+def test_on_command_motor_model_stands_the_robot_up_with_a_500_hz_stream(start_sim, run_client, tmp_path,
                                                                          command_rate_hz, stands):
     log_path = tmp_path / "sim_log.npz"
     sim = start_sim(motor_model="on_command", log_path=str(log_path))
-    report = run_client(dds_domain, "--mode", "stand", "--duration", "3.0", "--rate-hz", str(command_rate_hz))
-    assert sim.stop() == 0, sim.log
+    report = run_client("--mode", "stand", "--duration", "3.0", "--rate-hz", str(command_rate_hz))
+    assert sim.stop(signal.SIGTERM, STOP_TIMEOUT_S) == 0, sim.log
     assert "motor model on_command" in sim.log
 
     log = np.load(log_path)
@@ -186,11 +187,11 @@ def test_on_command_motor_model_stands_the_robot_up_with_a_500_hz_stream(start_s
                                 f"fastest joint {fastest_joint_rad_s:.1f} rad/s")
 
 
-def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, dds_domain, tmp_path):
+def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, run_client, tmp_path):
     log_path = tmp_path / "sim_log.npz"
     sim = start_sim(log_path=str(log_path))
-    report = run_client(dds_domain, "--mode", "stand", "--duration", "2.0", "--bad-crc")
-    assert sim.stop(sig=signal.SIGINT) == 0  # Ctrl-C: a clean stop, recording written
+    report = run_client("--mode", "stand", "--duration", "2.0", "--bad-crc")
+    assert sim.stop(signal.SIGINT, STOP_TIMEOUT_S) == 0  # Ctrl-C: a clean stop, recording written
     assert report["lowcmds_written"] > 25
 
     log = np.load(log_path)
@@ -211,14 +212,14 @@ def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, dds
 ])
 def test_bad_parameters_give_a_clear_error_and_a_nonzero_exit(start_sim, params, message):
     sim = start_sim(wait=False, **params)
-    assert sim.proc.wait(timeout=30) == 2
+    assert sim.process.wait(timeout=30) == 2
     assert "go2_sim: error:" in sim.log and message in sim.log
 
 
 def test_a_params_file_that_is_not_yaml_is_refused(dds_domain, tmp_path):
     bad = tmp_path / "broken.yaml"
     bad.write_text("go2_sim: {ros__parameters: [dds_domain: 11\n")
-    out = subprocess.run([str(GO2_SIM), "--ros-args", "--params-file", str(bad)], capture_output=True, text=True,
-                         timeout=30, env=sim_env(dds_domain))
+    out = subprocess.run([*node_command("go2_sim"), "--ros-args", "--params-file", str(bad)], capture_output=True,
+                         text=True, timeout=30, env=child_env(dds_domain))
     assert out.returncode == 2
     assert "go2_sim: error:" in out.stderr and "broken.yaml" in out.stderr

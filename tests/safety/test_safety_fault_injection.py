@@ -7,7 +7,7 @@ from surrogait_core import go2_wire
 from surrogait_core.contract import read_contract
 from surrogait_core.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_safety.fault_injection import command_vx_index, make_nan_policy, rogue_lowcmd
+from surrogait_rehearsal.harness.fault_injection import command_vx_index, make_nan_policy, rogue_lowcmd
 
 
 @pytest.fixture

@@ -13,9 +13,10 @@ setup(
     ],
     install_requires=["setuptools"],
     zip_safe=True,
-    description="MuJoCo Go2 rehearsal simulator speaking unitree_sdk2 DDS, and the demo",
+    description="MuJoCo Go2 rehearsal simulator speaking unitree_sdk2 DDS, the rehearsal harness and the demo",
     license="BSD-3-Clause",
     entry_points={"console_scripts": [
         "go2_sim = surrogait_rehearsal.go2_sim_node:main",
+        "safety_fault_injector = surrogait_rehearsal.harness.fault_injection:main",
     ]},
 )

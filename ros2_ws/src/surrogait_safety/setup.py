@@ -20,7 +20,6 @@ setup(
     entry_points={
         "console_scripts": [
             "safety_monitor = surrogait_safety.safety_monitor_node:main",
-            "safety_fault_injector = surrogait_safety.fault_injection:main",
         ]
     },
 )

@@ -1,1 +1,1 @@
-"""Rehearsal: a MuJoCo Go2 that speaks the robot's DDS protocol, and the demo."""
+"""Rehearsal: a MuJoCo Go2 speaking the robot's DDS protocol, the harness that runs the nodes against it, the demo."""

@@ -1,9 +1,9 @@
-"""The demo (the README's main command, `make demo`): train, rehearse, report.
+"""The rehearsal demo: rehearse a policy in a scripted session, write the report.
 
-    python -m surrogait_rehearsal.demo [--use-shipped-policy] [--quick] [--train-budget-s 120]
+    python -m surrogait_rehearsal.demo [--policy FILE | --use-shipped-policy] [--quick] [--motor-model M]
 
-1. trains a Go2 policy with the differentiable trainer for a short budget and exports it to
-   ONNX (or, with --use-shipped-policy, takes the shipped one);
+`make demo` (scripts/demo.py) trains a policy first and passes it here with --policy.
+1. takes the policy given with --policy (else the shipped one) and checks its contract;
 2. starts the rehearsal as separate processes — the MuJoCo Go2 speaking unitree_sdk2 DDS, the
    policy node, and the state estimator and safety monitor where installed — each with its
    package's parameters file, as in launch/go2_rehearsal.launch.py (paths and domain overridden);
@@ -22,74 +22,45 @@ import argparse
 import datetime
 import os
 import platform
-import shutil
 import signal
-import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_rehearsal.demo_processes import ProcessGroup, write_params
-from surrogait_rehearsal.demo_session import Session, SessionError, demo_segments
-from surrogait_rehearsal.report import RunFiles, build_report
-
-REPO_ROOT = Path(__file__).resolve().parents[4]
-PACKAGES = REPO_ROOT / "ros2_ws" / "src"
-SHIPPED_POLICY = "pretrained/go2_trot.onnx"
-# The rehearsal of launch/go2_rehearsal.launch.py: (node name, executable, its package's parameters
-# file — whose defaults are the rehearsal's — and whether the demo needs it).
-NODES = (
-    ("go2_sim", "go2_sim", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml", True),
-    ("estimator_node", "estimator_node", PACKAGES / "surrogait_estimator/config/estimator.yaml", False),
-    ("safety_monitor", "safety_monitor", PACKAGES / "surrogait_safety/config/safety_monitor.yaml", False),
-    ("policy_node", "policy_node", PACKAGES / "surrogait_policy/config/policy_node.yaml", True),
+from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
+from surrogait_rehearsal.harness.processes import (
+    NODES,
+    REHEARSAL_NICENESS,
+    REPO_ROOT,
+    ProcessGroup,
+    launch_rehearsal,
+    shipped_policy_path,
 )
+from surrogait_rehearsal.report import RunFiles, build_report
 
 
 def say(text: str) -> None:
     print(text, flush=True)
 
 
-def shipped_policy_path() -> Path:
-    try:
-        return Path(str(resources.files("surrogait_train") / SHIPPED_POLICY))
-    except ModuleNotFoundError:
-        return REPO_ROOT / "training" / "surrogait_train" / SHIPPED_POLICY
+def demo_segments(quick: bool = False) -> list[Segment]:
+    """Walk 0.5 m/s, turn, walk 1.0 m/s, stop (the issue's script); quick mode shortens each."""
+    d = 3.0 if quick else 6.0
+    return [
+        Segment("walk 0.5 m/s", d, (0.5, 0.0, 0.0)),
+        Segment("turn (0.5 m/s, 0.5 rad/s)", d, (0.5, 0.0, 0.5)),
+        Segment("walk 1.0 m/s", d, (1.0, 0.0, 0.0)),
+        Segment("stop", 2.0 if quick else 3.0, (0.0, 0.0, 0.0), scored=False),
+    ]
 
 
-def get_policy(args: argparse.Namespace, run_dir: Path) -> tuple[Path, str]:
+def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     """The ONNX file to rehearse, and where it came from."""
     if args.policy:
-        return Path(args.policy).resolve(), "given with --policy"
+        return Path(args.policy).resolve(), args.policy_source or "given with --policy"
     if args.use_shipped_policy:
         return shipped_policy_path(), "the shipped policy (--use-shipped-policy)"
-    try:
-        from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
-    except ImportError as e:
-        say(f"  the trainer is not available ({e}); using the shipped policy instead")
-        return shipped_policy_path(), "the shipped policy (trainer unavailable)"
-    budget = args.train_budget_s
-    say(f"  training with the differentiable trainer for {budget:.0f} s (use --use-shipped-policy to skip)")
-    start = time.monotonic()
-    path = train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget, out_path=run_dir / "policy.onnx",
-                            run_dir=run_dir / "training", progress=True)
-    return path.resolve(), f"trained here for {budget:.0f} s ({time.monotonic() - start:.0f} s with export)"
-
-
-def child_env(domain: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               MUJOCO_GL=env.get("MUJOCO_GL", "osmesa"), PYOPENGL_PLATFORM=env.get("PYOPENGL_PLATFORM", "osmesa"))
-    # console scripts live next to this interpreter (the venv), whatever PATH says
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def executable(name: str) -> str | None:
-    """A console script: the one next to this interpreter (the venv) first, else from PATH."""
-    local = Path(sys.executable).parent / name
-    return str(local) if local.is_file() else shutil.which(name)
+    return shipped_policy_path(), "the shipped policy (no --policy given)"
 
 
 def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: Path) -> dict:
@@ -105,13 +76,13 @@ def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: P
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="surrogait demo", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m surrogait_rehearsal.demo", description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--use-shipped-policy", action="store_true", help="skip training; rehearse the shipped policy")
-    source.add_argument("--policy", help="rehearse this exported ONNX policy instead of training one")
-    parser.add_argument("--train-budget-s", type=float, default=None,
-                        help="training wall-clock budget, s (default 120; 20 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="short segments and a short training budget")
+    source.add_argument("--use-shipped-policy", action="store_true", help="rehearse the shipped policy (the default)")
+    source.add_argument("--policy", help="rehearse this exported ONNX policy")
+    parser.add_argument("--policy-source", default=None,
+                        help="where the --policy file came from, for the report (e.g. 'trained here for 120 s')")
+    parser.add_argument("--quick", action="store_true", help="short segments")
     parser.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/demo-<timestamp>)")
     parser.add_argument("--domain", type=int, default=1,
                         help="DDS domain for unitree_sdk2 and ROS_DOMAIN_ID (default 1, the rehearsal's)")
@@ -119,16 +90,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--motor-model", choices=("driver", "on_command"), default="driver",
                         help="the simulator's motor model: PD at the physics rate from the latest LowCmd (driver, "
                              "as the robot's motor drivers), or a torque computed when a LowCmd arrives, then held")
-    args = parser.parse_args(argv)
-    if args.train_budget_s is None:
-        args.train_budget_s = 20.0 if args.quick else 120.0
-    return args
+    return parser.parse_args(argv)
+
+
+def default_run_dir() -> Path:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    return REPO_ROOT / "runs" / f"demo-{stamp}"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-    run_dir = (args.run_dir or REPO_ROOT / "runs" / f"demo-{stamp}").resolve()
+    run_dir = (args.run_dir or default_run_dir()).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     # The safety monitor appends to its log; in a reused run folder the report must show this session only.
     (run_dir / "safety_fault_log.jsonl").unlink(missing_ok=True)
@@ -138,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"surrogait demo -> {run_dir}")
 
     say("[1/4] policy")
-    policy, policy_source = get_policy(args, run_dir)
+    policy, policy_source = get_policy(args)
     contract = OnnxPolicy(policy, robot="go2").contract  # refuses a bad file before anything starts
     say(f"  {policy} ({policy_source}); {contract.obs_size} obs -> {contract.action_size} actions, "
         f"{1 / contract.control_dt_s:.0f} Hz, gait {contract.gait.name}")
@@ -146,38 +118,38 @@ def main(argv: list[str] | None = None) -> int:
     say(f"[2/4] rehearsal processes (DDS domain {args.domain} on lo; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0
     segments = demo_segments(args.quick)
-    session = None
-    group = ProcessGroup(run_dir / "logs", child_env(args.domain))
+    operator = None
+    group = ProcessGroup(run_dir / "logs", args.domain, config_dir=run_dir / "config", niceness=REHEARSAL_NICENESS)
     try:
-        session = Session(args.domain, log=say)
-        overrides = {name: node_overrides(name, args, run_dir, policy) for name, *_ in NODES}
+        operator = Operator(args.domain, log=say, name="surrogait_demo")
+        overrides = {name: node_overrides(name, args, run_dir, policy) for name in NODES}
         try:
-            launch_rehearsal(group, session, overrides, run_dir / "config")
-            run_session(session, group, segments)
+            launch_rehearsal(group, operator, overrides, log=say)
+            run_session(operator, group, segments)
         except SessionError as e:
             # A damp (the safety monitor's or the policy node's own), a dead process or a refused step:
             # the session did not complete. The report still shows what happened.
-            if session.node.policy_state == "DAMP":
+            if operator.policy_state == "DAMP":
                 outcome = f"stopped by a safety damp: {e}"
             else:
                 outcome = f"stopped early: {e}"
             exit_code = 1
             say(f"  session {outcome}")
             try:
-                session.call("damp", must_succeed=False)
+                operator.call("damp")
             except SessionError:
                 pass
-        session.save(run_dir / "session.npz")
+        operator.save(run_dir / "session.npz")
     except KeyboardInterrupt:
         say("interrupted: stopping the rehearsal")
         outcome, exit_code = "interrupted", 130
-        if session is not None:
-            session.save(run_dir / "session.npz")
+        if operator is not None:
+            operator.save(run_dir / "session.npz")
     finally:
         say("  stopping the rehearsal processes (they save their recordings)")
         group.stop_all()
-        if session is not None:
-            session.close()
+        if operator is not None:
+            operator.close()
     for child in group.children:
         if child.process.returncode not in (0, -signal.SIGINT, 130):
             say(f"  {child.name} exited with {child.process.returncode}; see {child.log_path}")
@@ -206,90 +178,47 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code
 
 
-def launch_rehearsal(group, session, overrides: dict[str, dict], config_dir: Path, log=say) -> list[str]:
-    """Start the simulator, wait until it runs, then the nodes named in `overrides`.
-
-    Each node gets its package's parameters file with `overrides` applied, written to
-    `config_dir`. Optional nodes that are not installed are skipped.
-    Starting the nodes once the simulator streams keeps their start-up from competing with its.
-    """
-    started = []
-    for name, exe, template, required in NODES:
-        if name not in overrides:
-            continue
-        path = executable(exe)
-        if path is None:
-            if required:
-                raise SystemExit(f"demo: {exe} is not installed (run `make setup`)")
-            log(f"  {name}: not installed, skipped")
-            continue
-        params = write_params(template, name, overrides[name], config_dir / template.name)
-        group.start(name, path, params)
-        started.append(name)
-        log(f"  {name}: started")
-        if name == "go2_sim":
-            session.wait_for("the simulator's ground truth",
-                             lambda: bool(session.node.ground_truth) or _raise_if(_children_dead(group)), 60.0)
-    return started
-
-
-def _children_dead(group) -> str | None:
-    dead = group.dead()
-    return f"{dead[0].name} exited ({dead[0].process.returncode}); see {dead[0].log_path}" if dead else None
-
-
-def run_session(session, group, segments) -> None:
-    session.started = [c.name for c in group.children]
-
-    def children_alive() -> str | None:
-        return _children_dead(group)
-
-    session.wait_for("the policy node", lambda: session.node.policy_state is not None or
-                     _raise_if(children_alive()), 60.0)
+def run_session(operator: Operator, group: ProcessGroup, segments: list[Segment]) -> None:
+    """The scripted session: stand up, walk through `segments`, stop, damp. SessionError when it cannot go on."""
+    operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0, abort_on=group.why_dead)
     say("[3/4] scripted session")
     # The policy node needs a fresh robot state before it accepts a stand-up: retry for a while.
     # A damp before anything moved is a false fault at bring-up, and fails the session like any other.
     deadline = time.monotonic() + 20.0
-    while not session.call("stand_up", must_succeed=False)[0]:
-        if session.node.policy_state == "DAMP":
-            causes = [v.get("cause") for _, v in session.node.safety_states if v.get("cause")]
+    while not operator.call("stand_up")[0]:
+        if operator.policy_state == "DAMP":
+            causes = [v.get("cause") for _, v in operator.safety_states if v.get("cause")]
             raise SessionError(f"the policy node was in DAMP before the stand-up (safety monitor: "
                                f"{causes[-1] if causes else 'no fault'}; see the fault log)")
         if time.monotonic() > deadline:
             raise SessionError("the policy node never accepted stand_up")
         time.sleep(0.5)
-    session.wait_for_state("READY", 15.0)
-    session.call("walk")
+    operator.wait_for_state("READY", 15.0)
+    operator.call("walk", must_succeed=True)
 
-    def progress(segment, elapsed) -> None:
-        gt = session.latest_ground_truth()
+    def progress(segment: Segment, elapsed: float) -> None:
+        gt = operator.latest_ground_truth()
         if gt is not None and int(elapsed * 10) % 10 == 0:
             say(f"  {segment.name:28s} {elapsed:4.1f}/{segment.duration_s:.0f} s   vx {gt[6]:+.2f} m/s  "
                 f"yaw rate {gt[11]:+.2f} rad/s  height {gt[3]:.2f} m")
 
     def abort() -> str | None:
-        if session.node.policy_state == "DAMP":
+        if operator.policy_state == "DAMP":
             return "the policy node went to DAMP"
-        return children_alive()
+        return group.why_dead()
 
-    session.run_segments(segments, on_tick=progress, abort_on=abort)
-    session.call("stop_walk")
-    session.wait_for_state("READY", 5.0)
+    operator.run_segments(segments, on_tick=progress, abort_on=abort)
+    operator.call("stop_walk", must_succeed=True)
+    operator.wait_for_state("READY", 5.0)
     time.sleep(1.0)
-    if (state := session.node.policy_state) != "READY":  # a damp while standing after the walk
+    if (state := operator.policy_state) != "READY":  # a damp while standing after the walk
         raise SessionError(f"the policy node left READY before the final damp (now {state})")
-    session.call("damp")
-    session.wait_for_state("DAMP", 5.0)
+    operator.call("damp", must_succeed=True)
+    operator.wait_for_state("DAMP", 5.0)
     time.sleep(1.5)  # let the robot settle in damping, on camera
-    latched = [v.get("cause", "") for _, v in session.node.safety_states if v.get("state") == "DAMP"]
+    latched = [v.get("cause", "") for _, v in operator.safety_states if v.get("state") == "DAMP"]
     if latched:
         raise SessionError(f"the safety monitor latched during the session: {latched[0]}")
-
-
-def _raise_if(reason: str | None) -> bool:
-    if reason:
-        raise SessionError(reason)
-    return False
 
 
 def _existing(path: Path) -> Path | None:

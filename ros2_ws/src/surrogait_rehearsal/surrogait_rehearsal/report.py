@@ -1,6 +1,6 @@
 """The rehearsal report: metrics from the recorded session, PNG plots and a markdown page.
 
-Inputs are files in the run folder: the session recording (demo_session), the simulator's
+Inputs are files in the run folder: the session recording (`harness.operator.Operator.save`), the simulator's
 recording (torques), the policy node's loop timings and the safety monitor's JSONL fault log.
 Tracking is scored against the simulator's ground truth, after a settling time at the start of
 each segment (the robot needs a moment to reach a new command).

@@ -8,17 +8,16 @@ and judges the result from an *independent* unitree_sdk2py subscriber in this pr
   injector's own commands excepted;
 - the robot ends lying still (joints and base gyro quiet; ground-truth base height low);
 - the fault is in the safety monitor's fault log.
-Used by bench/safety.py (the whole suite) and tests/safety (a representative subset).
+The processes are the harness's ProcessGroup, the operator its Operator. Used by bench/safety.py
+(the whole suite) and tests/safety (a representative subset).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
-import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,12 +28,13 @@ import numpy as np
 
 from surrogait_core import go2_wire, interfaces
 from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
-from surrogait_core.realtime import try_realtime
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
 from surrogait_core.safety.thresholds import default_thresholds
-from surrogait_safety.fault_injection import make_nan_policy
+from surrogait_rehearsal.harness.fault_injection import make_nan_policy
+from surrogait_rehearsal.harness.operator import Operator
+from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds
 
 LATENCY_TARGET_S = 0.060
 STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
@@ -46,15 +46,8 @@ NAN_VX_TRIGGER = 0.75  # m/s
 _TH = default_thresholds(load_robot_spec("go2"))
 # Silence thresholds for the default 500 Hz command stream (the fault log records the one applied).
 SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s(0.002)}
-
-
-def process_cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system, all threads) a process has used so far."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
+POLICY = "policy_node"  # the policy's process: the node, or the development stand-in in its place
+NODE_NAMES = ("go2_sim", "safety_monitor", POLICY)
 
 
 # --- the independent wire observer --------------------------------------------------------
@@ -120,14 +113,6 @@ class WireRecorder:
 # --- the rehearsal processes ----------------------------------------------------------------
 
 
-def _yaml(path: Path, node: str, params: dict) -> Path:
-    lines = [f"{node}:", "  ros__parameters:"]
-    for k, v in params.items():
-        lines.append(f"    {k}: {json.dumps(v)}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 class BringUpError(RuntimeError):
     """The rehearsal did not reach the state a scenario starts from."""
 
@@ -145,69 +130,34 @@ class RehearsalConfig:
 
 
 class Rehearsal:
-    """go2_sim + policy_node + safety_monitor as separate processes, and a ROS client in this one."""
+    """go2_sim + policy_node + safety_monitor as a ProcessGroup (the nodes' built-in defaults, the link and
+    the policy set; logs and parameters files in the workdir), driven by the operator in this process."""
 
-    def __init__(self, cfg: RehearsalConfig, ros, recorder: WireRecorder):
+    def __init__(self, cfg: RehearsalConfig, ros: Operator, recorder: WireRecorder):
         self.cfg, self.ros, self.rec = cfg, ros, recorder
-        self.procs: dict[str, subprocess.Popen] = {}
+        self.group = ProcessGroup(cfg.workdir, cfg.domain, cwd=cfg.workdir, rt_priority=cfg.rt_priority)
         self.fault_log = cfg.workdir / "fault_log.jsonl"
-
-    def _env(self) -> dict:
-        env = dict(os.environ)
-        env["ROS_DOMAIN_ID"] = str(self.cfg.domain)
-        env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        env["PYTHONUNBUFFERED"] = "1"
-        return env
-
-    def _spawn(self, name: str, argv: list[str], realtime: bool = True):
-        log = (self.cfg.workdir / f"{name}.log").open("w")
-        prio = self.cfg.rt_priority if realtime else 0
-        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
-                                            cwd=self.cfg.workdir, start_new_session=True,
-                                            preexec_fn=(lambda: try_realtime(prio)) if prio > 0 else None)
 
     def start(self):
         self.started_at = time.monotonic()
         self.monitor_cpu = None
-        c, w = self.cfg, self.cfg.workdir
-        w.mkdir(parents=True, exist_ok=True)
+        c = self.cfg
         self.fault_log.unlink(missing_ok=True)
         dds = {"dds_domain": c.domain, "network_interface": c.interface}
-        self._spawn("go2_sim", ["go2_sim", "--ros-args", "--params-file",
-                                str(_yaml(w / "go2_sim.yaml", "go2_sim", dds))])
-        mon = {**dds, "fault_log_path": str(self.fault_log), "policy_path": str(Path(c.policy_path).resolve()),
-               **c.monitor_params}
-        self._spawn("safety_monitor", ["safety_monitor", "--ros-args", "--params-file",
-                                       str(_yaml(w / "safety_monitor.yaml", "safety_monitor", mon))])
+        policy = str(Path(c.policy_path).resolve())
+        self.group.start_node("go2_sim", dds)
+        self.group.start_node("safety_monitor", {**dds, "fault_log_path": str(self.fault_log), "policy_path": policy,
+                                                 **c.monitor_params})
         if c.standin_script is not None:
-            self._spawn("policy", [sys.executable, str(c.standin_script), "--domain", str(c.domain)])
+            self.group.start(POLICY, [sys.executable, str(c.standin_script), "--domain", str(c.domain)])
         else:
-            pol = {**dds, "policy_path": str(Path(c.policy_path).resolve()), **c.policy_params}
-            self._spawn("policy", ["policy_node", "--ros-args", "--params-file",
-                                   str(_yaml(w / "policy_node.yaml", "policy_node", pol))])
+            self.group.start_node(POLICY, {**dds, "policy_path": policy, **c.policy_params})
 
-    def check_alive(self, names=("go2_sim", "safety_monitor", "policy")):
-        for n in names:
-            p = self.procs.get(n)
-            if p is not None and p.poll() is not None:
-                log = (self.cfg.workdir / f"{n}.log").read_text()[-2000:]
-                raise RuntimeError(f"{n} exited with {p.returncode}:\n{log}")
+    def check_alive(self):
+        self.group.check_alive(NODE_NAMES)
 
     def stop(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGCONT)  # a SIGSTOPped process cannot handle SIGINT
-                    os.killpg(p.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 5.0
-        for p in self.procs.values():
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        self.group.stop_all(grace_s=5.0, term_s=None)  # SIGINT, then SIGKILL after 5 s
 
     def __enter__(self):
         try:
@@ -255,157 +205,26 @@ class Rehearsal:
         if self.cfg.standin_script is None:
             # Refused until the policy node has fresh rt/lowstate (it may have just joined): retry.
             deadline = time.monotonic() + 15.0
-            while not (answer := self.ros.call_trigger(interfaces.SRV_STAND_UP))[0]:
+            while not (answer := self.ros.call(interfaces.SRV_STAND_UP))[0]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"stand_up refused: {answer[1]}")
                 time.sleep(0.25)
         self.wait_for("READY", lambda: self.ros.policy_state == "READY", 15.0, **up)
         # An operator's e-stop/reset client is long-lived; a client made just before its first call
         # still finishes discovery meanwhile (that first request arrived ~80 ms late in tests).
-        self.ros.wait_service("Trigger", interfaces.SRV_ESTOP)
-        self.ros.wait_service("Trigger", interfaces.SRV_SAFETY_RESET)
+        self.ros.wait_service(interfaces.SRV_ESTOP)
+        self.ros.wait_service(interfaces.SRV_SAFETY_RESET)
         time.sleep(0.5)
         if walk_vx is not None and self.cfg.standin_script is None:
             self.ros.set_cmd_vel(walk_vx)
-            ok, msg = self.ros.call_trigger(interfaces.SRV_WALK)
+            ok, msg = self.ros.call(interfaces.SRV_WALK)
             if not ok:
                 raise RuntimeError(f"walk refused: {msg}")
             self.wait_for("WALK", lambda: self.ros.policy_state == "WALK", 5.0, **up)
             time.sleep(2.0)
 
     def pid(self, name: str) -> int:
-        return self.procs[name].pid
-
-
-# --- the ROS side of the suite ---------------------------------------------------------------
-
-
-class SuiteRos:
-    """This process's ROS node: operator services, fault-injection topics, state subscriptions."""
-
-    def __init__(self):
-        import rclpy
-        from geometry_msgs.msg import Twist
-        from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import Joy
-        from std_msgs.msg import Bool, String
-        from std_srvs.srv import SetBool, Trigger
-
-        self._types = {"Twist": Twist, "Joy": Joy, "Bool": Bool, "Trigger": Trigger, "SetBool": SetBool}
-        if not rclpy.ok():
-            rclpy.init()
-        self.node = rclpy.create_node("fault_suite")
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                             reliability=ReliabilityPolicy.RELIABLE)
-        self.policy_state = ""
-        self.safety_state: dict = {}
-        self.base_height_gt: float | None = None
-        self.node.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, latched)
-        self.node.create_subscription(String, interfaces.SAFETY_STATE, self._on_safety_state, latched)
-        self.node.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, self._on_gt, 10)
-        self.cmd_vel_pub = self.node.create_publisher(Twist, interfaces.CMD_VEL, 10)
-        self.push_pub = self.node.create_publisher(Twist, interfaces.SIM_PUSH, 10)
-        self.gamepad_pub = self.node.create_publisher(Joy, interfaces.SIM_GAMEPAD, 10)
-        self.estop_pub = self.node.create_publisher(Bool, interfaces.ESTOP_TOPIC, 10)
-        self._clients: dict[str, object] = {}
-        self._vx: float | None = None
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self._stop = threading.Event()
-        self._spin = threading.Thread(target=self._spin_loop, daemon=True)
-        self._spin.start()
-        self._cmd_thread = threading.Thread(target=self._cmd_vel_loop, daemon=True)
-        self._cmd_thread.start()
-
-    def _spin_loop(self):
-        while not self._stop.is_set():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def _cmd_vel_loop(self):
-        while not self._stop.is_set():
-            if self._vx is not None:
-                msg = self._types["Twist"]()
-                msg.linear.x = float(self._vx)
-                self.cmd_vel_pub.publish(msg)
-            time.sleep(0.05)
-
-    def reset_observations(self):
-        self.policy_state, self.safety_state, self.base_height_gt, self._vx = "", {}, None, None
-
-    def _on_policy_state(self, msg):
-        self.policy_state = msg.data.strip().upper()
-
-    def _on_safety_state(self, msg):
-        self.safety_state = json.loads(msg.data)
-
-    def _on_gt(self, msg):
-        self.base_height_gt = float(msg.pose.pose.position.z)
-
-    def set_cmd_vel(self, vx: float | None):
-        self._vx = vx
-        if vx is not None:  # publish now too: the fault time is this call
-            msg = self._types["Twist"]()
-            msg.linear.x = float(vx)
-            self.cmd_vel_pub.publish(msg)
-
-    def _client(self, srv_type: str, name: str):
-        if name not in self._clients:
-            self._clients[name] = self.node.create_client(self._types[srv_type], name)
-        return self._clients[name]
-
-    def _call(self, srv_type: str, name: str, request, timeout_s: float):
-        client = self._client(srv_type, name)
-        if not client.wait_for_service(timeout_sec=timeout_s):
-            raise TimeoutError(f"service {name} not available")
-        future = client.call_async(request)
-        deadline = time.monotonic() + timeout_s
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"service {name} did not answer within {timeout_s} s")
-            time.sleep(0.002)
-        res = future.result()
-        return bool(res.success), str(res.message)
-
-    def call_trigger(self, name: str, timeout_s: float = 5.0):
-        return self._call("Trigger", name, self._types["Trigger"].Request(), timeout_s)
-
-    def call_set_bool(self, name: str, value: bool, timeout_s: float = 5.0):
-        req = self._types["SetBool"].Request()
-        req.data = value
-        return self._call("SetBool", name, req, timeout_s)
-
-    def wait_service(self, srv_type: str, name: str, timeout_s: float = 10.0):
-        if not self._client(srv_type, name).wait_for_service(timeout_sec=timeout_s):
-            raise TimeoutError(f"service {name} not available")
-
-    def push(self, angular=(0.0, 0.0, 0.0), linear=(0.0, 0.0, 0.0)):
-        msg = self._types["Twist"]()
-        msg.linear.x, msg.linear.y, msg.linear.z = (float(v) for v in linear)
-        msg.angular.x, msg.angular.y, msg.angular.z = (float(v) for v in angular)
-        self.push_pub.publish(msg)
-
-    def gamepad(self, keys: frozenset[str]):
-        msg = self._types["Joy"]()
-        msg.axes = [0.0, 0.0, 0.0, 0.0]
-        msg.buttons = [0] * 16
-        for k in keys:
-            msg.buttons[go2_wire.KEY_BITS[k]] = 1
-        self.gamepad_pub.publish(msg)
-
-    def estop_topic(self):
-        self.estop_pub.publish(self._types["Bool"](data=True))
-
-    def close(self):
-        import rclpy
-
-        self._stop.set()
-        self._spin.join(timeout=1.0)
-        self._cmd_thread.join(timeout=1.0)
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown()
+        return self.group[name].pid
 
 
 # --- scenarios ---------------------------------------------------------------------------------
@@ -439,19 +258,19 @@ def _now_injection(note="", **kw) -> Injection:
 
 def inject_kill9(r: Rehearsal) -> Injection:
     inj = _now_injection("SIGKILL to the policy node (the last command on the wire precedes it by up to a period)")
-    os.kill(r.pid("policy"), signal.SIGKILL)
+    os.kill(r.pid(POLICY), signal.SIGKILL)
     return inj
 
 
 def inject_sigstop(r: Rehearsal) -> Injection:
     inj = _now_injection("SIGSTOP to the policy node (hung)")
-    os.kill(r.pid("policy"), signal.SIGSTOP)
+    os.kill(r.pid(POLICY), signal.SIGSTOP)
     return inj
 
 
 def inject_lowstate_stop(r: Rehearsal) -> Injection:
     t = time.monotonic()
-    ok, msg = r.ros.call_set_bool(interfaces.SIM_LOWSTATE_ENABLED, False)
+    ok, msg = r.ros.call(interfaces.SIM_LOWSTATE_ENABLED, data=False)
     if not ok:
         raise RuntimeError(f"the simulator refused to stop rt/lowstate: {msg}")
     return Injection(None, "go2_sim stops rt/lowstate (sim/lowstate_enabled false)", "lowstate_stop", t_inject=t)
@@ -467,17 +286,17 @@ def inject_nan_policy(r: Rehearsal) -> Injection:
     time.sleep(0.1)
     inj = _now_injection(f"walk with cmd_vel vx 1.0 > trigger {NAN_VX_TRIGGER}: the policy's first inference "
                          "outputs NaN")
-    r.ros.call_trigger(interfaces.SRV_WALK)
+    r.ros.call(interfaces.SRV_WALK)
     return inj
 
 
 def _rogue(r: Rehearsal, target: str, note: str) -> Injection:
     t = time.monotonic()
-    argv = [sys.executable, "-m", "surrogait_safety.fault_injection", "rogue", "--domain", str(r.cfg.domain),
+    argv = [sys.executable, "-m", "surrogait_rehearsal.harness.fault_injection", "rogue", "--domain", str(r.cfg.domain),
             "--interface", r.cfg.interface, "--joint", ROGUE_JOINT, "--target", target]
     # Normal scheduling: a real-time process importing its modules for a second would starve the
     # policy node (same priority, FIFO) and show up as a silent policy before the rogue ever writes.
-    r._spawn("rogue", argv, realtime=False)
+    r.group.start("rogue", argv, boost=False)
     r.wait_for("the rogue's first command", lambda: any(_is_rogue(go2_wire.motor_commands(m))
                                                           for _, m in r.rec.snapshot()[0][-20:]), 15.0)
     time.sleep(0.3)
@@ -510,9 +329,9 @@ def inject_estop_topic(r: Rehearsal) -> Injection:
 
 
 def inject_estop_service(r: Rehearsal) -> Injection:
-    r.ros.wait_service("Trigger", interfaces.SRV_ESTOP)
+    r.ros.wait_service(interfaces.SRV_ESTOP)
     inj = _now_injection("safety/estop Trigger service")
-    r.ros.call_trigger(interfaces.SRV_ESTOP)
+    r.ros.call(interfaces.SRV_ESTOP)
     return inj
 
 
@@ -553,7 +372,7 @@ def _is_rogue(cmd) -> bool:
     return bool(driven(cmd)[ROGUE_INDEX] and (np.isnan(q) or q == ROGUE_TARGET))
 
 
-def is_still(states, ros: SuiteRos) -> tuple[bool, float, float]:
+def is_still(states, ros: Operator) -> tuple[bool, float, float]:
     """Lying still over the last 0.5 s of robot state: (still, max |dq|, max |gyro|)."""
     if not states:
         return False, float("nan"), float("nan")
@@ -565,7 +384,7 @@ def is_still(states, ros: SuiteRos) -> tuple[bool, float, float]:
     return still, max_dq, max_gyro
 
 
-def wait_until_still(recorder: WireRecorder, ros: SuiteRos, deadline_monotonic: float):
+def wait_until_still(recorder: WireRecorder, ros: Operator, deadline_monotonic: float):
     while time.monotonic() < deadline_monotonic:
         with recorder.lock:
             tail = recorder.states[-300:]
@@ -580,7 +399,7 @@ def _state_arrays(msg):
 
 
 def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall_offset: float,
-             ros: SuiteRos, tilt_limit: float, phase: str) -> dict:
+             ros: Operator, tilt_limit: float, phase: str) -> dict:
     spec = load_robot_spec("go2")
     state_t = np.array([t for t, _ in states])
     decoded = [_state_arrays(m) for _, m in states]
@@ -699,13 +518,13 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     return result
 
 
-def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecorder,
+def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, recorder: WireRecorder,
                  policy_path: Path, standin_script: Path | None = None, walk_vx: float | None = 0.5,
                  try_reset: bool = False, rt_priority: int = 0) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     if sc.nan_policy and standin_script is None:
         policy_path = make_nan_policy(policy_path, workdir / "policy_nan.onnx", NAN_VX_TRIGGER)
-    ros.reset_observations()
+    ros.reset()
     recorder.clear()
     cfg = RehearsalConfig(domain, workdir, policy_path, standin_script, rt_priority=rt_priority)
     t_wall_offset = time.time() - time.monotonic()
@@ -731,34 +550,34 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: SuiteRos, record
     return result
 
 
-def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: SuiteRos, recorder: WireRecorder, walk_vx: float | None,
+def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: Operator, recorder: WireRecorder, walk_vx: float | None,
                       try_reset: bool):
     r.bring_up(walk_vx)
     recorder.clear()  # judge only what follows the bring-up
-    cpu0 = process_cpu_seconds(r.pid("safety_monitor")), time.monotonic()
+    cpu0 = cpu_seconds(r.pid("safety_monitor")), time.monotonic()
     time.sleep(0.3)
     inj = sc.inject(r)
     early_reset = None
     if try_reset:  # while the robot is still sinking down: must be refused
         time.sleep(max(0.0, inj.t_inject + 0.15 - time.monotonic()))
         t_call = time.monotonic()
-        ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)
+        ok, msg = ros.call(interfaces.SRV_SAFETY_RESET)
         early_reset = {"accepted": ok, "message": msg, "called_after_fault_s": round(t_call - inj.t_inject, 3),
                        "answered_after_fault_s": round(time.monotonic() - inj.t_inject, 3)}
     if sc.name == "lowstate_stopped":
         time.sleep(sc.observe_s - 0.8)
-        r.ros.call_set_bool(interfaces.SIM_LOWSTATE_ENABLED, True)  # to see the robot lie still
+        r.ros.call(interfaces.SIM_LOWSTATE_ENABLED, data=True)  # to see the robot lie still
         time.sleep(0.8)
     else:
         time.sleep(sc.observe_s)
     wait_until_still(recorder, ros, inj.t_inject + MAX_SETTLE_S)
     reset = None
     if try_reset:  # lying still now, the policy node damping: must be accepted
-        ok, msg = ros.call_trigger(interfaces.SRV_SAFETY_RESET)
+        ok, msg = ros.call(interfaces.SRV_SAFETY_RESET)
         reset = {"early": early_reset, "final": {"accepted": ok, "message": msg},
                  "safety_state_after": dict(ros.safety_state)}
     cmds, states = recorder.snapshot()
-    cpu1 = process_cpu_seconds(r.pid("safety_monitor")), time.monotonic()
+    cpu1 = cpu_seconds(r.pid("safety_monitor")), time.monotonic()
     r.monitor_cpu = None if None in (cpu0[0], cpu1[0]) else round((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]), 3)
     return inj, reset, cmds, states
 
@@ -804,11 +623,11 @@ def margins(cmds, states, control_period_s: float = 0.02) -> dict:
     return {k: round(v, 3) for k, v in out.items()}
 
 
-def run_baseline(domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecorder, policy_path: Path,
+def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireRecorder, policy_path: Path,
                  segments=((0.5, 4.0), (1.0, 4.0), (0.0, 2.0)), rt_priority: int = 0) -> dict:
     """Stand up and walk with no fault injected: the monitor must stay OK (no false positive)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    ros.reset_observations()
+    ros.reset()
     recorder.clear()
     cfg = RehearsalConfig(domain, workdir, policy_path, rt_priority=rt_priority)
     gc.collect()
@@ -817,7 +636,7 @@ def run_baseline(domain: int, workdir: Path, ros: SuiteRos, recorder: WireRecord
         with Rehearsal(cfg, ros, recorder) as r:
             r.bring_up(None)  # standing, monitor OK
             ros.set_cmd_vel(segments[0][0])
-            ok, msg = ros.call_trigger(interfaces.SRV_WALK)
+            ok, msg = ros.call(interfaces.SRV_WALK)
             if not ok:
                 raise RuntimeError(f"walk refused: {msg}")
             for vx, seconds in segments:  # whatever the monitor says: this run measures it

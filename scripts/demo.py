@@ -1,0 +1,79 @@
+"""`make demo`: train a Go2 policy briefly, then rehearse it and write the report.
+
+    python scripts/demo.py [--use-shipped-policy | --policy FILE] [--quick] [--train-budget-s 120]
+                           [--run-dir DIR] [rehearsal options: --domain N --no-video --motor-model M]
+
+1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
+   --train-budget-s seconds of wall time and exports <run dir>/policy.onnx — skipped with
+   --use-shipped-policy or --policy;
+2. rehearses it: `python -m surrogait_rehearsal.demo --policy <run dir>/policy.onnx` (run in this
+   process), which starts the processes, drives the scripted session and writes the report.
+The exit code is the rehearsal's: 0 only when the scripted session completed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+
+from surrogait_rehearsal import demo as rehearsal
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def train(run_dir: Path, budget_s: float) -> tuple[Path, str] | None:
+    """Train and export run_dir/policy.onnx; (path, where it came from), or None without the trainer."""
+    try:
+        from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
+    except ImportError as e:
+        say(f"surrogait demo: the trainer is not available ({e}); rehearsing the shipped policy instead")
+        return None
+    say(f"surrogait demo: training with the differentiable trainer for {budget_s:.0f} s "
+        f"(use --use-shipped-policy to skip) -> {run_dir / 'policy.onnx'}")
+    start = time.monotonic()
+    path = train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget_s, out_path=run_dir / "policy.onnx",
+                            run_dir=run_dir / "training", progress=True)
+    return path.resolve(), f"trained here for {budget_s:.0f} s ({time.monotonic() - start:.0f} s with export)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/demo.py", description=__doc__.split("\n\n")[0],
+                                     epilog="Other options go to the rehearsal: python -m surrogait_rehearsal.demo -h")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--use-shipped-policy", action="store_true", help="skip training; rehearse the shipped policy")
+    source.add_argument("--policy", help="skip training; rehearse this exported ONNX policy")
+    parser.add_argument("--train-budget-s", type=float, default=None,
+                        help="training wall-clock budget, s (default 120; 20 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="a short training budget and short segments")
+    parser.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/demo-<timestamp>)")
+    args, rehearsal_args = parser.parse_known_args(argv)
+    run_dir = (args.run_dir or rehearsal.default_run_dir()).resolve()
+    rehearsal_args += ["--run-dir", str(run_dir)] + (["--quick"] if args.quick else [])
+    if args.policy:
+        rehearsal_args += ["--policy", args.policy]
+    elif args.use_shipped_policy:
+        rehearsal_args += ["--use-shipped-policy"]
+    else:
+        budget_s = args.train_budget_s if args.train_budget_s is not None else (20.0 if args.quick else 120.0)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        # SIGTERM ends the training like Ctrl-C (the rehearsal handles it the same way).
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            trained = train(run_dir, budget_s)
+        except KeyboardInterrupt:
+            say("interrupted while training")
+            return 130
+        if trained is None:
+            rehearsal_args += ["--use-shipped-policy"]
+        else:
+            rehearsal_args += ["--policy", str(trained[0]), "--policy-source", trained[1]]
+    return rehearsal.main(rehearsal_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
