@@ -49,6 +49,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine, machine_facts  # noqa: E402
 
+from surrogait_train.evaluate import EVAL_SEED  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = {"falls": 0, "vx_rmse": 0.2, "yaw_rate_rmse": 0.3}  # issue 13 item 3, per cell
 WALK_TEXT = "eval's WALKS: 0 falls, vx RMSE ≤ 0.15 m/s, yaw-rate RMSE ≤ 0.2 rad/s"
@@ -135,7 +137,8 @@ def markdown(report: dict) -> str:
         f"Command: `{report['command']}`. Date: {report['date']}. Machine: {report['machine']}.",
         "",
         f"Every cell: `evaluate_policy` (the deployment path: PolicyRunner + onnxruntime on MuJoCo) under one "
-        f"condition, {report['episodes']} episodes × {report['seconds']:g} s, the held-out eval seed and fixed "
+        f"condition, {report['episodes']} episodes × {report['seconds']:g} s, the held-out eval seed "
+        f"{report.get('seed', EVAL_SEED)} and the fixed "
         "command set (same for every cell); RMSEs of the instantaneous body velocities of non-fallen robots "
         "after the first second.",
         "",
@@ -282,6 +285,7 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
         "episodes": args.episodes,
         "seconds": args.seconds,
         "threads": args.threads,
+        "seed": args.seed,
         "targets": TARGETS,
         "conditions": [c.name for c in conditions],
         "condition_specs": [dataclasses.asdict(c) for c in conditions],
@@ -296,8 +300,9 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
             t0 = time.perf_counter()
             try:
                 result = evaluate_policy(
-                    path, num_episodes=args.episodes, episode_s=args.seconds, num_threads=args.threads, condition=cond
-                )
+                    path, num_episodes=args.episodes, episode_s=args.seconds, num_threads=args.threads,
+                    condition=cond, seed=args.seed,
+                )  # fmt: skip
                 cells[cond.name] = cell_from_result(result, time.perf_counter() - t0)
             except Exception as e:  # one broken cell must not lose the others
                 traceback.print_exc()
@@ -323,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=32, help="robots (episodes) per cell")
     parser.add_argument("--seconds", type=float, default=10.0, help="episode length, s")
     parser.add_argument("--threads", type=int, default=2, help="MuJoCo threads of the evaluation")
+    parser.add_argument(
+        "--seed", type=int, default=EVAL_SEED, help=f"evaluation seed (default {EVAL_SEED}, the eval's held-out one)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "robustness", help="writes OUT.json, OUT.md, OUT.png")
     parser.add_argument("--report-only", action="store_true", help="re-render OUT.md and OUT.png from OUT.json")
     args = parser.parse_args(argv)

@@ -5,8 +5,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "robustness.py"
 _spec = importlib.util.spec_from_file_location("robustness", _PATH)
 rob = importlib.util.module_from_spec(_spec)
