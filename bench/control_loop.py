@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.control_loop import LoopStats, timing_summary
+from surrogait_core.runtime.control_loop import LoopStats, timing_summary
 from surrogait_rehearsal.harness.operator import Operator, Segment
 from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,

@@ -151,12 +151,12 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     estimator core stepped in one loop in simulated time. Every 2 ms physics step gives one LowState-
     equivalent sample (with the simulator's sensor noise and integer foot forces, as on the wire) to the
     estimator; the policy acts every 20 ms. Timing is exact, so this measures the estimator alone."""
-    from surrogait_core import go2_wire
     from surrogait_core.estimator import ProprioSample, StateEstimator
     from surrogait_core.estimator.leg_kinematics import LegKinematics
-    from surrogait_core.onnx_policy import OnnxPolicy
-    from surrogait_core.policy_runner import PolicyRunner
+    from surrogait_core.policy.onnx_policy import OnnxPolicy
+    from surrogait_core.policy.policy_runner import PolicyRunner
     from surrogait_core.robot_spec import load_robot_spec
+    from surrogait_core.wire import go2_wire
     from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
     from surrogait_rehearsal.lowstate_writer import foot_force_counts
 

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
-    from surrogait_core.realtime import try_realtime
+    from surrogait_core.runtime.realtime import try_realtime
     from surrogait_rehearsal.harness.fault_suite import BringUpError, WireRecorder, run_baseline, run_scenario
     from surrogait_rehearsal.harness.operator import Operator
 

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import pytest
 
-from surrogait_core.contract import (
+from surrogait_core.policy.contract import (
     METADATA_KEY,
     SCHEMA_VERSION,
     GaitSpec,
@@ -20,8 +20,8 @@ from surrogait_core.contract import (
     read_contract,
     write_contract,
 )
-from surrogait_core.locomotion_contract import make_locomotion_contract, soft_joint_range
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract, soft_joint_range
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
 
 from .onnx_fixtures import linear_policy_onnx

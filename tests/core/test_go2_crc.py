@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from surrogait_core import go2_crc, go2_wire
+from surrogait_core.wire import go2_crc, go2_wire
 
 
 def sdk_crc():

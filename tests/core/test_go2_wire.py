@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from surrogait_core import go2_wire
+from surrogait_core.wire import go2_wire
 
 
 def test_commands_are_sealed_with_a_crc_that_detects_tampering():

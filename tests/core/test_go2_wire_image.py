@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from surrogait_core import go2_wire
-from surrogait_core.go2_wire_image import LowCmdImage, LowStateDecoder, WireLayoutError, locate_field
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.go2_wire_image import LowCmdImage, LowStateDecoder, WireLayoutError, locate_field
 
 
 def random_targets(rng: np.random.Generator) -> list[np.ndarray]:

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from surrogait_core.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from surrogait_core.contract import GaitSpec
-from surrogait_core.gait import clock_features, leg_phases, stance_mask
-from surrogait_core.locomotion_contract import make_locomotion_contract
-from surrogait_core.observation import ObservationBuilder, projected_gravity
+from surrogait_core.policy.contract import GaitSpec
+from surrogait_core.policy.gait import clock_features, leg_phases, stance_mask
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.observation import ObservationBuilder, projected_gravity
 from surrogait_core.robot_spec import load_robot_spec
 
 

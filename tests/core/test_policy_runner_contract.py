@@ -5,10 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from surrogait_core.contract import write_contract
-from surrogait_core.locomotion_contract import make_locomotion_contract
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.contract import write_contract
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
 
 from .onnx_fixtures import linear_policy_onnx

@@ -3,7 +3,7 @@
 import gc
 import time
 
-from surrogait_core.realtime import freeze_startup_objects
+from surrogait_core.runtime.realtime import freeze_startup_objects
 
 
 def test_objects_alive_after_start_up_are_frozen_out_of_collections():

@@ -20,9 +20,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests/ folder, for estimator.*
 
 from estimator.synthetic_robot import SyntheticRobot  # noqa: E402
-from surrogait_core import go2_wire  # noqa: E402
-from surrogait_core.realtime import try_realtime  # noqa: E402
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
+from surrogait_core.runtime.realtime import try_realtime  # noqa: E402
+from surrogait_core.wire import go2_wire  # noqa: E402
 
 DT = 0.002
 

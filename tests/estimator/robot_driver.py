@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core import go2_wire
 from surrogait_core.estimator.leg_kinematics import LegKinematics
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 
 TROT_OFFSETS = np.array([0.0, 0.5, 0.5, 0.0])  # FR, FL, RR, RL: diagonal pairs
 
@@ -51,7 +51,7 @@ class LatestJointPositions:
         from cyclonedds.topic import Topic
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
-        from surrogait_core.go2_wire_image import LowStateDecoder
+        from surrogait_core.wire.go2_wire_image import LowStateDecoder
 
         self._reader = DataReader(participant, Topic(participant, go2_wire.LOWSTATE_TOPIC, LowState_),
                                   Qos(Policy.History.KeepLast(1)))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from surrogait_core.node_params import ParamError
+from surrogait_core.runtime.node_params import ParamError
 from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig
 
 

@@ -3,10 +3,10 @@
 import mujoco
 import numpy as np
 
-from surrogait_core import go2_wire
 from surrogait_core.estimator.estimator import foot_roll_velocity_w, rotation_from_quat_wxyz
 from surrogait_core.estimator.leg_kinematics import LegKinematics
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 
 
 def test_stance_foot_centres_move_as_rolling_spheres_in_mujoco():

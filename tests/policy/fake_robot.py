@@ -15,7 +15,7 @@ from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublish
 from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
-from surrogait_core.go2_wire import LOWCMD_TOPIC, LOWSTATE_TOPIC, crc_ok, motor_commands
+from surrogait_core.wire.go2_wire import LOWCMD_TOPIC, LOWSTATE_TOPIC, crc_ok, motor_commands
 
 
 def main() -> None:

@@ -8,10 +8,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from surrogait_core.contract import PolicyContract, write_contract
-from surrogait_core.go2_wire import Gamepad, LowStateView
-from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.contract import PolicyContract, write_contract
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire.go2_wire import Gamepad, LowStateView
 
 
 def write_linear_policy(path: Path, contract: PolicyContract, weight: np.ndarray | None = None,

@@ -1,8 +1,8 @@
 import numpy as np
 
-from surrogait_core.command_input import ChordDetector, CommandInput, clip_command, gamepad_command
-from surrogait_core.contract import CommandRanges
-from surrogait_core.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
+from surrogait_core.policy.command_input import ChordDetector, CommandInput, clip_command, gamepad_command
+from surrogait_core.policy.contract import CommandRanges
+from surrogait_core.wire.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
 
 RANGES = CommandRanges(lin_vel_x=(-0.5, 1.0), lin_vel_y=(-0.3, 0.3), ang_vel_yaw=(-0.5, 0.5))
 

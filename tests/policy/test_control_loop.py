@@ -4,7 +4,7 @@ import time
 import numpy as np
 import pytest
 
-from surrogait_core.control_loop import DeadlineScheduler, LoopStats
+from surrogait_core.runtime.control_loop import DeadlineScheduler, LoopStats
 
 
 class FakeClock:
@@ -72,7 +72,7 @@ def test_real_clock_never_wakes_early_and_stays_on_the_grid():
 def test_loop_stats_summary_in_milliseconds():
     stats = LoopStats(period_s=0.02)
     sched_ticks = [(k, 100 + 0.02 * k + (0.001 if k == 5 else 0.0)) for k in range(1, 11)]
-    from surrogait_core.control_loop import Tick
+    from surrogait_core.runtime.control_loop import Tick
 
     for k, wake in sched_ticks:
         stats.record(Tick(k, 100 + 0.02 * k, wake, 0), compute_s=0.0005, inference_s=0.0001, state_age_s=0.002)
@@ -87,7 +87,7 @@ def test_loop_stats_summary_in_milliseconds():
 
 def test_loop_stats_summary_of_the_newest_cycles_only():
     """Diagnostics summarise the last minute even when a benchmark keeps every cycle."""
-    from surrogait_core.control_loop import Tick
+    from surrogait_core.runtime.control_loop import Tick
 
     stats = LoopStats(period_s=0.02, window=1000)
     for k in range(1, 101):

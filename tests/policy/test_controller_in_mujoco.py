@@ -6,11 +6,11 @@ a rehearsal on a busy machine; the rehearsal test (test_rehearsal_walk.py) runs 
 import numpy as np
 import pytest
 
-from surrogait_core.go2_wire import MotorCommands, decode_lowstate
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_controller import ControllerConfig, PolicyController
-from surrogait_core.policy_fsm import PolicyState
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_controller import ControllerConfig, PolicyController
+from surrogait_core.policy.policy_fsm import PolicyState
+from surrogait_core.policy.policy_runner import PolicyRunner
+from surrogait_core.wire.go2_wire import MotorCommands, decode_lowstate
 from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
 from surrogait_rehearsal.harness.processes import shipped_policy_path
 from surrogait_rehearsal.lowstate_writer import LowStateWriter

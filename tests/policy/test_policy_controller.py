@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from policy_files import lowstate, write_linear_policy, write_test_policy
 
-from surrogait_core.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
-from surrogait_core.locomotion_contract import make_locomotion_contract
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_controller import ControllerConfig, PolicyController
-from surrogait_core.policy_fsm import PolicyState
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_controller import ControllerConfig, PolicyController
+from surrogait_core.policy.policy_fsm import PolicyState
+from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
 
 SPEC = load_robot_spec("go2")
 LYING = np.array([0.0, 1.36, -2.65] * 4)

@@ -1,6 +1,6 @@
 import numpy as np
 
-from surrogait_core.policy_fsm import PolicyFsm, PolicyState, StandUpTrajectory
+from surrogait_core.policy.policy_fsm import PolicyFsm, PolicyState, StandUpTrajectory
 
 
 def test_full_cycle_passive_to_walk_and_back():

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from surrogait_core.node_params import ParamError
+from surrogait_core.runtime.node_params import ParamError
 from surrogait_policy.params import (
     PARAMETERS,
     PolicyNodeParams,

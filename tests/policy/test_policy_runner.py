@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from policy_files import lowstate, write_linear_policy, write_test_policy
 
-from surrogait_core.gait import clock_features, leg_phases
-from surrogait_core.locomotion_contract import make_locomotion_contract
-from surrogait_core.observation import ObservationBuilder
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.gait import clock_features, leg_phases
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.observation import ObservationBuilder
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
 
 SPEC = load_robot_spec("go2")

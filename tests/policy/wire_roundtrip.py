@@ -16,8 +16,8 @@ from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublish
 from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
 from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
-from surrogait_core import go2_wire
-from surrogait_core.policy_controller import MotorTargets
+from surrogait_core.policy.policy_controller import MotorTargets
+from surrogait_core.wire import go2_wire
 from surrogait_policy.lowcmd_writer import LowCmdWriter
 from surrogait_policy.lowstate_reader import LatestLowState
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_train.config import TrainConfig
 from surrogait_train.ppo.cli import main as ppo_main
 from surrogait_train.ppo.config import from_train_config

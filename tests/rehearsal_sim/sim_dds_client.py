@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from surrogait_core import go2_wire
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 
 
 def main() -> None:

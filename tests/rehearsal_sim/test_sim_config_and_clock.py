@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from surrogait_core.control_loop import DeadlineScheduler
-from surrogait_core.network_interface import available_interfaces
-from surrogait_core.node_params import ParamError
+from surrogait_core.runtime.control_loop import DeadlineScheduler
+from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.wire.network_interface import available_interfaces
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig
 from surrogait_rehearsal.sim_time import SimTimeEvery
 

@@ -8,10 +8,10 @@ from the state measured then; the torque is held until the next LowCmd.
 import numpy as np
 import pytest
 
-from surrogait_core import go2_wire
-from surrogait_core.go2_wire import POS_STOP_F, VEL_STOP_F, MotorCommands
-from surrogait_core.node_params import ParamError
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.go2_wire import POS_STOP_F, VEL_STOP_F, MotorCommands
 from surrogait_rehearsal.go2_sim_config import SimNodeConfig
 from surrogait_rehearsal.go2_sim_core import LYING_JOINT_POS, Go2Sim, SimConfig, SimConfigError
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques, pd_torques

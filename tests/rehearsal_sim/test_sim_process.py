@@ -14,8 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from surrogait_core import go2_wire, interfaces
+from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.harness.processes import child_env, node_command
 
 SPEC = load_robot_spec("go2")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from surrogait_core import go2_wire
-from surrogait_core.go2_wire import MotorCommands
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
 from surrogait_rehearsal.sim_recorder import SimRecorder
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from surrogait_core.go2_wire import MODE_SERVO, Gamepad, LowStateView, MotorCommands
-from surrogait_core.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire.go2_wire import MODE_SERVO, Gamepad, LowStateView, MotorCommands
 from surrogait_train.config import EnvConfig
 
 SPEC = load_robot_spec("go2")

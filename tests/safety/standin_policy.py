@@ -16,8 +16,9 @@ import time
 
 import numpy as np
 
-from surrogait_core import go2_wire, interfaces
+from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 
 
 def main() -> None:

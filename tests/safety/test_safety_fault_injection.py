@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from surrogait_core import go2_wire
-from surrogait_core.contract import read_contract
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.contract import read_contract
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.harness.fault_injection import command_vx_index, make_nan_policy, rogue_lowcmd
 
 
@@ -15,8 +15,8 @@ def linear_policy(tmp_path):
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
-    from surrogait_core.contract import write_contract
-    from surrogait_core.locomotion_contract import make_locomotion_contract
+    from surrogait_core.policy.contract import write_contract
+    from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 
     contract = make_locomotion_contract(load_robot_spec("go2"), soft_joint_range_fraction=0.9)
     rng = np.random.default_rng(0)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from safety_helpers import CONTRACT, SPEC, damping, knees_on_their_stops, state, stiff
 
-from surrogait_core.go2_wire import MODE_STOP
 from surrogait_core.safety import rules
 from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_core.wire.go2_wire import MODE_STOP
 
 # As the node builds them: the robot spec and a policy contract (control period, soft joint range).
 TH = default_thresholds(SPEC, CONTRACT)

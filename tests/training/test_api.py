@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_train.api import train_and_export
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from surrogait_core.contract import read_contract
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.contract import read_contract
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_train.env import make_contract
 from surrogait_train.export import export_onnx, parity_error
 from surrogait_train.networks import Actor

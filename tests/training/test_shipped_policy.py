@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.contract import SCHEMA_VERSION, read_contract
+from surrogait_core.policy.contract import SCHEMA_VERSION, read_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.evaluate import evaluate_policy
 

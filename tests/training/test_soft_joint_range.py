@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from surrogait_core.locomotion_contract import soft_joint_range
+from surrogait_core.policy.locomotion_contract import soft_joint_range
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.config import EnvConfig, RewardConfig
 from surrogait_train.env import LocomotionEnv, make_contract

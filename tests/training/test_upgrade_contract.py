@@ -9,9 +9,9 @@ import numpy as np
 import onnx
 import pytest
 
-from surrogait_core.contract import METADATA_KEY, SCHEMA_KEY, SchemaVersionError, read_contract
-from surrogait_core.locomotion_contract import soft_joint_range
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.contract import METADATA_KEY, SCHEMA_KEY, SchemaVersionError, read_contract
+from surrogait_core.policy.locomotion_contract import soft_joint_range
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.cli import main
 from surrogait_train.config import EnvConfig

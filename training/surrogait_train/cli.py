@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from surrogait_core.contract import ContractError
+from surrogait_core.policy.contract import ContractError
 
 
 def _cmd_train(args: argparse.Namespace) -> int:

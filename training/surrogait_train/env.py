@@ -34,10 +34,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from surrogait_core.contract import CommandRanges, PolicyContract
-from surrogait_core.gait import clock_features, leg_phases
-from surrogait_core.locomotion_contract import make_locomotion_contract
-from surrogait_core.observation import ObservationBuilder
+from surrogait_core.policy.contract import CommandRanges, PolicyContract
+from surrogait_core.policy.gait import clock_features, leg_phases
+from surrogait_core.policy.locomotion_contract import make_locomotion_contract
+from surrogait_core.policy.observation import ObservationBuilder
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import gait_by_name

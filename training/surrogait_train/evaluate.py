@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrogait_core.contract import PolicyContract, write_contract
+from surrogait_core.policy.contract import PolicyContract, write_contract
 from surrogait_train.networks import Actor
 
 INPUT_NAME, OUTPUT_NAME = "obs", "action"
@@ -51,7 +51,7 @@ def write_torch_onnx(module: torch.nn.Module, obs_size: int, path: Path) -> None
 
 def parity_error(actor: torch.nn.Module, onnx_path: Path | str, num_samples: int = 256, seed: int = 0) -> float:
     """Max |onnxruntime - torch| over random observations (contract units)."""
-    from surrogait_core.onnx_policy import OnnxPolicy
+    from surrogait_core.policy.onnx_policy import OnnxPolicy
 
     policy = OnnxPolicy(onnx_path)
     rng = np.random.default_rng(seed)

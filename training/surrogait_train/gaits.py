@@ -5,7 +5,7 @@ Switching gait is a config change (`env.gait=pace`); no code depends on which le
 
 from __future__ import annotations
 
-from surrogait_core.contract import GaitSpec
+from surrogait_core.policy.contract import GaitSpec
 
 GAITS: dict[str, GaitSpec] = {
     "trot": GaitSpec("trot", period_s=0.5, duty_factor=0.5, phase_offsets=(0.0, 0.5, 0.5, 0.0), swing_height_m=0.08),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import torch
 
-from surrogait_core.contract import GaitSpec
+from surrogait_core.policy.contract import GaitSpec
 from surrogait_train.config import RewardConfig
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.contract import (
+from surrogait_core.policy.contract import (
     SCHEMA_VERSION,
     ContractError,
     PolicyContract,
@@ -25,8 +25,8 @@ from surrogait_core.contract import (
     upgrade_contract_v1,
     write_contract,
 )
-from surrogait_core.locomotion_contract import soft_joint_range
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.locomotion_contract import soft_joint_range
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.config import EnvConfig
 

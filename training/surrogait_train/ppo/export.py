@@ -3,7 +3,7 @@
 The graph is rsl_rl's deterministic actor: observation normaliser (running mean/std frozen at
 export) followed by the MLP, `obs (batch, obs_size) -> action (batch, action_size)` — the same
 input/output names, opset and exporter settings as the differentiable trainer's
-`surrogait_train.export`, and the contract written by `surrogait_core.contract.write_contract`.
+`surrogait_train.export`, and the contract written by `surrogait_core.policy.contract.write_contract`.
 So `eval`, `OnnxPolicy` and the policy node read a PPO policy exactly like a SHAC one. The
 Gaussian exploration noise is training-only and is not exported.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from surrogait_core.contract import PolicyContract, write_contract
+from surrogait_core.policy.contract import PolicyContract, write_contract
 from surrogait_train.export import parity_error, write_torch_onnx
 
 

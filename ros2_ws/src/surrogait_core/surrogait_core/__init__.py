@@ -1,1 +1,3 @@
-"""surrogait's ROS-free core: robot spec, policy contract, observations, ONNX runtime, wire codec."""
+"""surrogait's ROS-free core, in rooms: `policy` (contract, observations, ONNX runtime, policy logic),
+`wire` (Go2 DDS codec, CRC, motor-driver law), `estimator`, `safety`, `runtime` (parameter tables,
+rclpy glue, loop pacing); at top level the robot spec and the ROS 2 interface names everyone shares."""

@@ -42,11 +42,11 @@ from surrogait_core import interfaces
 from surrogait_core.estimator import CatchUpBudget, HeightTrust, ProprioSample, SampleAge, StateEstimator
 from surrogait_core.estimator.estimator import ERROR, OK, WARN
 from surrogait_core.estimator.samples import TickClock
-from surrogait_core.go2_wire_image import LowStateDecoder
-from surrogait_core.node_params import ParamError
-from surrogait_core.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_core.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
+from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
+from surrogait_core.wire.go2_wire_image import LowStateDecoder
 from surrogait_estimator.covariance import pose_covariance, twist_covariance
 from surrogait_estimator.lowstate_stream import LowStateStream, RawLowState
 from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig  # noqa: F401  (PARAMETERS: launch test)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from surrogait_core.dds_raw_reader import RawReader
-from surrogait_core.go2_wire import LOWSTATE_TOPIC
+from surrogait_core.wire.dds_raw_reader import RawReader
+from surrogait_core.wire.go2_wire import LOWSTATE_TOPIC
 
 # 128 ms at 500 Hz: more than the catch-up budget ever processes after a stall; older samples would
 # be skipped anyway, and DDS overwriting them costs nothing.

@@ -1,6 +1,6 @@
 """The estimator node's parameters: one table (`EstimatorNodeConfig`), read and checked without ROS.
 
-The node declares exactly these parameters (`surrogait_core.ros_node.declare_params`); the tests
+The node declares exactly these parameters (`surrogait_core.runtime.ros_node.declare_params`); the tests
 build the same table from a dict with `EstimatorNodeConfig.from_params`.
 """
 
@@ -11,8 +11,8 @@ import functools
 from collections.abc import Mapping
 
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
-from surrogait_core.node_params import ParamError, check_interface, param, parameter_table, read_params
 from surrogait_core.robot_spec import ROBOTS
+from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
 
 
 @dataclasses.dataclass(frozen=True)

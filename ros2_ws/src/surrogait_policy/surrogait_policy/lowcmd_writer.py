@@ -13,9 +13,9 @@ after ChannelFactoryInitialize, so the network interface configured there applie
 
 from __future__ import annotations
 
-from surrogait_core.go2_wire import LOWCMD_TOPIC
-from surrogait_core.go2_wire_image import LowCmdImage
-from surrogait_core.policy_controller import MotorTargets
+from surrogait_core.policy.policy_controller import MotorTargets
+from surrogait_core.wire.go2_wire import LOWCMD_TOPIC
+from surrogait_core.wire.go2_wire_image import LowCmdImage
 
 
 class LowCmdWriter:

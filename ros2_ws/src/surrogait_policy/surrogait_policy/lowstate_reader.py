@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from surrogait_core.dds_raw_reader import RawReader
-from surrogait_core.go2_wire import LOWSTATE_TOPIC, LowStateView
-from surrogait_core.go2_wire_image import LowStateDecoder
+from surrogait_core.wire.dds_raw_reader import RawReader
+from surrogait_core.wire.go2_wire import LOWSTATE_TOPIC, LowStateView
+from surrogait_core.wire.go2_wire_image import LowStateDecoder
 
 
 @dataclasses.dataclass(frozen=True)

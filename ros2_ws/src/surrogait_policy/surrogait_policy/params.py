@@ -11,9 +11,9 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
-from surrogait_core.network_interface import interface_problem
-from surrogait_core.node_params import ParamError, param, parameter_table, read_params
 from surrogait_core.robot_spec import ROBOTS
+from surrogait_core.runtime.node_params import ParamError, param, parameter_table, read_params
+from surrogait_core.wire.network_interface import interface_problem
 
 COMMAND_RATE_RANGE_HZ = (50.0, 1000.0)
 

@@ -1,14 +1,14 @@
 """The policy node: an exported ONNX policy driving a Go2 over unitree_sdk2 DDS at the contract's rate.
 
-A thin shell over `surrogait_core.policy_controller` (all decisions) and
-`surrogait_core.control_loop` (timing). Two threads:
+A thin shell over `surrogait_core.policy.policy_controller` (all decisions) and
+`surrogait_core.runtime.control_loop` (timing). Two threads:
   - the control thread wakes at absolute deadlines at the motor rate (`command_rate_hz`, 500 by
     default) and writes a LowCmd (with CRC; see lowcmd_writer) every time, as the robot's motor
     drivers expect a stream of hundreds of Hz. Once a control period (the contract's, 50 Hz) it
     takes the newest rt/lowstate (DDS keeps only the latest; see lowstate_reader) and asks the
     controller for new motor targets; in between it re-sends the latest ones, except that a
     damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
-  - the ROS executor (the main thread, `surrogait_core.ros_node.run_node`) serves the Trigger
+  - the ROS executor (the main thread, `surrogait_core.runtime.ros_node.run_node`) serves the Trigger
     services and cmd_vel / safety / odometry topics, and logs the controller's events when the
     control thread signals new ones.
 
@@ -35,15 +35,15 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from surrogait_core import interfaces
-from surrogait_core.contract import ContractError
-from surrogait_core.control_loop import DeadlineScheduler, LoopStats, Tick
-from surrogait_core.onnx_policy import OnnxPolicy
-from surrogait_core.policy_controller import ControllerConfig, MotorTargets, PolicyController
-from surrogait_core.policy_fsm import PolicyState
-from surrogait_core.policy_runner import PolicyRunner
-from surrogait_core.realtime import freeze_startup_objects
+from surrogait_core.policy.contract import ContractError
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_controller import ControllerConfig, MotorTargets, PolicyController
+from surrogait_core.policy.policy_fsm import PolicyState
+from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_core.ros_node import declare_params, run_node
+from surrogait_core.runtime.control_loop import DeadlineScheduler, LoopStats, Tick
+from surrogait_core.runtime.realtime import freeze_startup_objects
+from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_policy.lowcmd_writer import LowCmdWriter
 from surrogait_policy.lowstate_reader import LatestLowState
 from surrogait_policy.params import (

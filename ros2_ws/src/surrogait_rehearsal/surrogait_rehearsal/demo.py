@@ -26,7 +26,7 @@ import signal
 import time
 from pathlib import Path
 
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import (
     NODES,

@@ -1,6 +1,6 @@
 """The simulator process's parameters: one table (`SimNodeConfig`), read and checked without ROS.
 
-The node declares exactly these parameters (`surrogait_core.ros_node.declare_params`); the tests
+The node declares exactly these parameters (`surrogait_core.runtime.ros_node.declare_params`); the tests
 build the same table from a dict with `SimNodeConfig.from_params`.
 """
 
@@ -10,8 +10,8 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 
-from surrogait_core.node_params import ParamError, check_interface, param, parameter_table, read_params
 from surrogait_core.robot_spec import ROBOTS
+from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
 from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
 
 

@@ -12,8 +12,8 @@ import dataclasses
 import mujoco
 import numpy as np
 
-from surrogait_core.go2_wire import MotorCommands
 from surrogait_core.robot_spec import RobotSpec, load_robot_spec
+from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques
 
 INITIAL_POSES = ("lying", "stand")

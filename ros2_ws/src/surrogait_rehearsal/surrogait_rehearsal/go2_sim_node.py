@@ -35,10 +35,11 @@ from rclpy.node import Node
 from sensor_msgs.msg import Joy
 from std_srvs.srv import SetBool
 
-from surrogait_core import go2_wire, interfaces
-from surrogait_core.control_loop import DeadlineScheduler
-from surrogait_core.node_params import ParamError
-from surrogait_core.ros_node import EXIT_FAILED, declare_params, report_error, run_node
+from surrogait_core import interfaces
+from surrogait_core.runtime.control_loop import DeadlineScheduler
+from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
+from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
 from surrogait_rehearsal.lowstate_writer import LowStateWriter
@@ -74,7 +75,7 @@ class Go2SimNode(Node):
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
-        from surrogait_core.lowcmd_stream import LowCmdStream
+        from surrogait_core.wire.lowcmd_stream import LowCmdStream
 
         self.config = config = declare_params(self, SimNodeConfig)
         for name, path in (("video_path", config.video_path), ("log_path", config.log_path)):

@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from surrogait_core import go2_wire
+from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.go2_sim_core import RobotReadout
 
 INT16_MAX = 32767

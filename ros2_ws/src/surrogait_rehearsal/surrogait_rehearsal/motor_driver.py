@@ -12,10 +12,10 @@ import threading
 
 import numpy as np
 
-from surrogait_core import go2_wire
-from surrogait_core.go2_wire import NUM_MOTORS, MotorCommands
-from surrogait_core.lowcmd_stream import RepeatFilter
-from surrogait_core.motor_driver_law import pd_torques
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.go2_wire import NUM_MOTORS, MotorCommands
+from surrogait_core.wire.lowcmd_stream import RepeatFilter
+from surrogait_core.wire.motor_driver_law import pd_torques
 
 __all__ = ["DROP_REASONS", "MOTOR_MODELS", "CommandStats", "LowCmdGate", "MotorTorques", "drop_reason", "pd_torques"]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.go2_wire import MotorCommands
+from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.go2_sim_core import Go2Sim
 
 _CMD_FIELDS = ("mode", "q", "dq", "kp", "kd", "tau")

@@ -1,6 +1,6 @@
 """Rate dividers in simulated time: what the physics loop does once per so many simulated seconds.
 
-The wall-clock pacing of the loop itself is `surrogait_core.control_loop.DeadlineScheduler`.
+The wall-clock pacing of the loop itself is `surrogait_core.runtime.control_loop.DeadlineScheduler`.
 """
 
 from __future__ import annotations

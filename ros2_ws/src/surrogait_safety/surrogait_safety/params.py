@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from surrogait_core.node_params import ParamError, check_interface, param, parameter_table
 from surrogait_core.robot_spec import ROBOTS
+from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table
 
 
 @dataclasses.dataclass(frozen=True)

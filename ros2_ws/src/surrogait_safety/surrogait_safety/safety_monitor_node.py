@@ -29,17 +29,18 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
 
-from surrogait_core import go2_wire, interfaces
-from surrogait_core.contract import ContractError, read_contract
-from surrogait_core.control_loop import DeadlineScheduler
-from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
-from surrogait_core.node_params import ParamError
-from surrogait_core.realtime import freeze_startup_objects, try_realtime
+from surrogait_core import interfaces
+from surrogait_core.policy.contract import ContractError, read_contract
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_core.ros_node import declare_params, run_node
+from surrogait_core.runtime.control_loop import DeadlineScheduler
+from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
 from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_safety.params import PARAMETERS, SafetyMonitorParams  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "safety_monitor"

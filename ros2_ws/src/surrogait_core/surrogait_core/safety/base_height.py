@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from surrogait_core.go2_wire import LowStateView
 from surrogait_core.robot_spec import RobotSpec
+from surrogait_core.wire.go2_wire import LowStateView
 
 
 class LegKinematicsHeight:

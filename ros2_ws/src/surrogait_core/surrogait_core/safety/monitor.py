@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from surrogait_core.go2_wire import LowStateView, MotorCommands
 from surrogait_core.safety import rules
 from surrogait_core.safety.rules import Violation
 from surrogait_core.safety.thresholds import SafetyThresholds
+from surrogait_core.wire.go2_wire import LowStateView, MotorCommands
 
 STANDING_POLICY_STATES = ("READY", "WALK")
 # Causes after which waiting for the policy node to damp only adds delay: it is silent, or it is

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from surrogait_core.go2_wire import ESTOP_KEYS, MODE_SERVO, MotorCommands
-from surrogait_core.motor_driver_law import pd_torques
 from surrogait_core.safety.thresholds import SafetyThresholds
+from surrogait_core.wire.go2_wire import ESTOP_KEYS, MODE_SERVO, MotorCommands
+from surrogait_core.wire.motor_driver_law import pd_torques
 
 JOINT_NAMES = tuple(f"{leg}_{j}" for leg in ("FR", "FL", "RR", "RL") for j in ("hip", "thigh", "calf"))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from surrogait_core.contract import PolicyContract
+from surrogait_core.policy.contract import PolicyContract
 from surrogait_core.robot_spec import RobotSpec
 
 
@@ -35,7 +35,9 @@ class SafetyThresholds:
     soft_joint_pos_lower: np.ndarray | None = None  # rad
     soft_joint_pos_upper: np.ndarray | None = None  # rad
 
-    control_period_s: float = 0.02  # the policy's contract's control_dt_s, never typed in YAML
+    # The policy's contract's control_dt_s, never typed in YAML; without a contract (unit tests), the
+    # contract's default.
+    control_period_s: float = PolicyContract.control_dt_s
     # Joint position: a standing/walking robot faults this far from its soft limit towards the hard
     # one (0: at the soft limit, 1: at the stop). Strictly between the two, so a policy that honours its
     # contract (targets clipped to the soft range, joints overshooting them a little) never trips it.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.contract import read_contract
+from surrogait_core.policy.contract import read_contract
 from surrogait_core.robot_spec import load_robot_spec
 
 NAN_TRIGGER_KEY = "surrogait.fault_injection"
@@ -67,7 +67,7 @@ def make_nan_policy(src: str | Path, dst: str | Path, vx_trigger_mps: float) -> 
 
 def rogue_lowcmd(robot: str, joint: str, target: float):
     """A stiff command holding the default pose except `joint` (SDK name), sent to `target`."""
-    from surrogait_core import go2_wire
+    from surrogait_core.wire import go2_wire
 
     spec = load_robot_spec(robot)
     if joint not in spec.joint_names:
@@ -83,7 +83,7 @@ def run_rogue(domain: int, iface: str, robot: str, joint: str, target: float, ra
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
     from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
 
-    from surrogait_core import go2_wire
+    from surrogait_core.wire import go2_wire
 
     msg = rogue_lowcmd(robot, joint, target)
     ChannelFactoryInitialize(domain, iface)

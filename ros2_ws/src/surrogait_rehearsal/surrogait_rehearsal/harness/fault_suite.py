@@ -26,12 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core import go2_wire, interfaces
-from surrogait_core.lowcmd_stream import LowCmdStream, RepeatFilter
+from surrogait_core import interfaces
+from surrogait_core.policy.contract import PolicyContract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
 from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_core.wire import go2_wire
+from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_rehearsal.harness.fault_injection import make_nan_policy
 from surrogait_rehearsal.harness.operator import Operator
 from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds
@@ -585,7 +587,7 @@ def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: Operator, recorder: WireR
 # --- no fault: how close normal operation comes to each threshold --------------------------------
 
 
-def margins(cmds, states, control_period_s: float = 0.02) -> dict:
+def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s) -> dict:
     """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires)."""
     spec = load_robot_spec("go2")
     th = dataclasses.replace(default_thresholds(spec), control_period_s=control_period_s)

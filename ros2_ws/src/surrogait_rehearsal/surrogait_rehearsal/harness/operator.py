@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core import go2_wire, interfaces
+from surrogait_core import interfaces
+from surrogait_core.wire import go2_wire
 
 CMD_VEL_RATE_HZ = 20.0
 # Row layouts of the recordings. `save` writes the first 12 ground-truth and 5 odometry columns (the

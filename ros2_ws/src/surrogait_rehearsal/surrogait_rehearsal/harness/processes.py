@@ -215,7 +215,7 @@ class ProcessGroup:
             except OSError:
                 pass
         if self.rt_priority > 0:
-            from surrogait_core.realtime import try_realtime
+            from surrogait_core.runtime.realtime import try_realtime
 
             try_realtime(self.rt_priority)
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from surrogait_core.contract import ActionSpec, CommandRanges, GaitSpec, PolicyContract
-from surrogait_core.observation import default_observation_terms
+from surrogait_core.policy.contract import ActionSpec, CommandRanges, GaitSpec, PolicyContract
+from surrogait_core.policy.observation import default_observation_terms
 from surrogait_core.robot_spec import RobotSpec
 
 ACTION_SCALE = 0.25  # rad per unit action around the default pose

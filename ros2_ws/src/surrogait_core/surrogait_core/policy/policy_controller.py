@@ -16,10 +16,10 @@ import threading
 
 import numpy as np
 
-from surrogait_core.command_input import ChordDetector, CommandInput
-from surrogait_core.go2_wire import NUM_MOTORS, LowStateView
-from surrogait_core.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
-from surrogait_core.policy_runner import PolicyRunner
+from surrogait_core.policy.command_input import ChordDetector, CommandInput
+from surrogait_core.policy.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
+from surrogait_core.policy.policy_runner import PolicyRunner
+from surrogait_core.wire.go2_wire import NUM_MOTORS, LowStateView
 
 REQUESTS = ("stand_up", "walk", "stop_walk", "damp", "reset")
 

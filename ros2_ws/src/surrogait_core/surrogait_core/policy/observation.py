@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from surrogait_core.contract import ObsTerm, PolicyContract
+from surrogait_core.policy.contract import ObsTerm, PolicyContract
 
 # Raw terms a policy may ask for; each is (..., size) in the frames named.
 KNOWN_TERMS: dict[str, str] = {
@@ -31,7 +31,7 @@ KNOWN_TERMS: dict[str, str] = {
 def default_observation_terms(with_base_lin_vel: bool = False) -> tuple[ObsTerm, ...]:
     """The standard observation of a surrogait locomotion policy."""
     terms = [
-        ObsTerm("base_ang_vel_b", 3, scale=0.25, clip=100.0),
+        ObsTerm("base_ang_vel_b", 3, scale=0.25),
         ObsTerm("projected_gravity_b", 3),
         ObsTerm("command", 3, source="command"),
         ObsTerm("joint_pos_rel", 12),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from surrogait_core.go2_wire import MODE_SERVO, POS_STOP_F, VEL_STOP_F, MotorCommands
+from surrogait_core.wire.go2_wire import MODE_SERVO, POS_STOP_F, VEL_STOP_F, MotorCommands
 
 # DDS carries the sentinels as float32 (2.146e9 becomes 2145999872.0): compare with a margin.
 POS_SENTINEL_MIN = 0.99 * POS_STOP_F

@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-from surrogait_core.go2_crc import lowcmd_crc
+from surrogait_core.wire.go2_crc import lowcmd_crc
 
 NUM_MOTORS = 12
 LOWCMD_TOPIC = "rt/lowcmd"

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
-from surrogait_core.node_params import ParamError, parameter_table, read_params
+from surrogait_core.runtime.node_params import ParamError, parameter_table, read_params
 
 if TYPE_CHECKING:
     from rclpy.node import Node

@@ -23,8 +23,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from surrogait_core import go2_crc
-from surrogait_core.go2_wire import MODE_SERVO, NUM_MOTORS, LowStateView, decode_gamepad, decode_lowstate, new_lowcmd
+from surrogait_core.wire import go2_crc
+from surrogait_core.wire.go2_wire import (
+    MODE_SERVO,
+    NUM_MOTORS,
+    LowStateView,
+    decode_gamepad,
+    decode_lowstate,
+    new_lowcmd,
+)
 
 MOTOR_FIELDS = ("q", "dq", "kp", "kd", "tau")  # float fields of a MotorCmd_ the policy sets, in `encode`'s order
 WIRELESS_REMOTE_BYTES = 40

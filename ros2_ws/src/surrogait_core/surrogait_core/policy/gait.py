@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from surrogait_core.contract import GaitSpec
+from surrogait_core.policy.contract import GaitSpec
 
 
 def leg_phases(gait: GaitSpec, time_s: np.ndarray | float) -> np.ndarray:

@@ -12,8 +12,8 @@ import dataclasses
 
 import numpy as np
 
-from surrogait_core.contract import CommandRanges
-from surrogait_core.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, STOP_WALK_KEYS, WALK_KEYS, Gamepad
+from surrogait_core.policy.contract import CommandRanges
+from surrogait_core.wire.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, STOP_WALK_KEYS, WALK_KEYS, Gamepad
 
 # Chord → operator request, checked in this order (e-stop first: it must win over anything).
 CHORDS: tuple[tuple[str, frozenset[str]], ...] = (

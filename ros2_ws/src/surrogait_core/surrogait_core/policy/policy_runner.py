@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from surrogait_core.gait import clock_features, leg_phases
-from surrogait_core.go2_wire import LowStateView
-from surrogait_core.observation import ObservationBuilder, projected_gravity
-from surrogait_core.onnx_policy import OnnxPolicy
+from surrogait_core.policy.gait import clock_features, leg_phases
+from surrogait_core.policy.observation import ObservationBuilder, projected_gravity
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.wire.go2_wire import LowStateView
 
 
 @dataclasses.dataclass(frozen=True)

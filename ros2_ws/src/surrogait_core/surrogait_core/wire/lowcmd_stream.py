@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from surrogait_core.dds_raw_reader import RawReader
-from surrogait_core.go2_wire import LOWCMD_TOPIC
+from surrogait_core.wire.dds_raw_reader import RawReader
+from surrogait_core.wire.go2_wire import LOWCMD_TOPIC
 
 HISTORY_DEPTH = 64  # samples kept between polls: 128 ms of a 500 Hz stream, ≥ 25 polls at 200 Hz
 

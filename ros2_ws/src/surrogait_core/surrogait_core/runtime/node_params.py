@@ -2,7 +2,7 @@
 
 Each node lists its parameters as a frozen dataclass whose fields are `param(default, description)`;
 the default's type (bool, int, float or str) is the parameter's type. `read_params` fills the table
-from {name: value} (what the node got from ROS, see `surrogait_core.ros_node.declare_params`, or a
+from {name: value} (what the node got from ROS, see `surrogait_core.runtime.ros_node.declare_params`, or a
 test's dict), refuses unknown names and wrong types, then runs the table's own `validate()`. Every
 refusal is a `ParamError` whose message names the parameter, says what is wrong and what to do.
 """
@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from surrogait_core.network_interface import interface_problem
+from surrogait_core.wire.network_interface import interface_problem
 
 T = TypeVar("T")
 

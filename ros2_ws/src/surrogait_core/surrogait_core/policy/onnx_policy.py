@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.contract import PolicyContract, PolicyFileError, read_contract
+from surrogait_core.policy.contract import PolicyContract, PolicyFileError, read_contract
 
 
 class OnnxPolicy:
