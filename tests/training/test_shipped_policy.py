@@ -14,6 +14,7 @@ import numpy as np
 
 from surrogait_core.policy.contract import SCHEMA_VERSION, read_contract
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_train.conditions import condition_by_name
 from surrogait_train.evaluate import evaluate_policy
 
 SHIPPED = Path(str(resources.files("surrogait_train") / "pretrained" / "go2_trot.onnx"))
@@ -38,3 +39,11 @@ def test_shipped_policy_walks_and_keeps_its_joints_in_the_soft_range():
     assert result.walks
     # trained with its targets clipped to the soft range and joints outside it penalised
     assert result.soft_range_excess_rad <= 0.01, (result.soft_range_excess_rad, result.soft_range_excess_joint)
+
+
+def test_shipped_policy_keeps_walking_with_20_ms_of_delay_and_on_slippery_ground():
+    # the two conditions that made the nominal-trained policy fall (bench/results/robustness.md)
+    for name in ("delay 20 ms", "friction 0.25"):
+        result = evaluate_policy(SHIPPED, num_episodes=32, episode_s=10.0, condition=condition_by_name(name))
+        assert result.fall_rate == 0.0, (name, [c for c, f in zip(result.commands, result.fell, strict=True) if f])
+        assert result.vx_rmse <= 0.2 and result.yaw_rate_rmse <= 0.3, (name, result.vx_rmse, result.yaw_rate_rmse)
