@@ -240,13 +240,14 @@ def _median_with_censoring(runs: dict, key: str, budget_key: str) -> dict:
     values = sorted(v[key] if v["walked"] else math.inf for v in runs.values())
     if not values:
         return {"value": None, "lower_bound": None}
-    med = statistics.median(values) if all(math.isfinite(x) for x in values) else _median_inf(values)
+    med = statistics.median(values) if all(math.isfinite(x) for x in values) else median_with_inf(values)
     if math.isfinite(med):
         return {"value": med, "lower_bound": None}
     return {"value": None, "lower_bound": max(v[budget_key] for v in runs.values())}
 
 
-def _median_inf(values: list[float]) -> float:
+def median_with_inf(values: list[float]) -> float:
+    """Median of sorted values that may hold +inf (a run that did not get there); +inf if it falls on one."""
     n = len(values)
     if n % 2:
         return values[n // 2]

@@ -68,6 +68,7 @@ from surrogait_train.trainer import Trainer
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 from mujoco_throughput import RATE_HEADER, PhysicsWorkload, rate_cells, rates_vs_raw, raw_control_steps_per_s  # noqa: E402
+from sample_efficiency import median_with_inf  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 KINDS = ("batched", "single_env")
@@ -140,15 +141,6 @@ def run_one(name: str, overrides: list[str], budget_s: float, eval_every_s: floa
     }
 
 
-def _median_inf(values: list[float]) -> float:
-    """Median of sorted values that may hold +inf (a non-walker); +inf if it falls on one."""
-    n = len(values)
-    if n % 2:
-        return values[n // 2]
-    a, b = values[n // 2 - 1], values[n // 2]
-    return (a + b) / 2 if math.isfinite(a) and math.isfinite(b) else math.inf
-
-
 def aggregate(runs: list[dict], budget_s: float) -> dict:
     """Summary of one run kind over its seeds.
 
@@ -167,7 +159,7 @@ def aggregate(runs: list[dict], budget_s: float) -> dict:
     text = {"seeds_walked": f"{walked}/{len(runs)}" + (f" ({out['errored']} errored)" if out["errored"] else "")}
     for key, fmt in (("train_s", "{:.1f} s"), ("env_samples", "{:.0f}")):
         values = sorted(r["first_walk"][key] if r.get("first_walk") else math.inf for r in finished)
-        median = _median_inf(values) if values else None
+        median = median_with_inf(values) if values else None
         worst = values[-1] if values else None
         for stat, value, censored in (
             ("median", median, f"> {budget_s:g} s"),
