@@ -116,8 +116,8 @@ def evaluate_policy(
     variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
     if variation is not None:
         env.set_variation(variation)
-    kp = np.asarray(contract.kp) * (1.0 if variation is None else variation.kp_scale[:, None])
-    kd = np.asarray(contract.kd) * (1.0 if variation is None else variation.kd_scale[:, None])
+    gains = env.robot_dynamics()  # each robot's gains as its physics has them (the condition's motor strength)
+    kp, kd = gains.kp.double().numpy(), gains.kd.double().numpy()
     runner = PolicyRunner(policy)  # the deployment path, on a batch of robots
     runner.reset(num_robots=num_episodes)
     env.reset(seed=seed, randomize_episode_start=False)

@@ -43,9 +43,6 @@ class RobotVariation:
         for f in dataclasses.fields(self):
             getattr(self, f.name)[rows] = getattr(other, f.name)
 
-    def rows(self, rows: np.ndarray) -> RobotVariation:
-        return RobotVariation(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
-
 
 def delay_steps(delay_s: np.ndarray | float, physics_dt_s: float) -> np.ndarray:
     """An action delay in whole physics steps (rounded): the resolution at which targets can arrive late."""
