@@ -11,7 +11,9 @@
 
 What: every policy is run under every condition of `ROBUSTNESS_MATRIX` (training/surrogait_train/
 conditions.py: nominal, friction 0.25, +3 kg, -1 kg, kp x 0.8, delay 10 ms, delay 20 ms, push
-0.6 m/s, flipping vy and yaw commands, the other contact model), or the `--conditions` named.
+0.6 m/s, flipping vy and yaw commands, the other contact model), or the `--conditions` named, or
+with `--beyond-the-matrix` the harder `BEYOND_THE_MATRIX` (a 0.8 m/s kick, delay with low friction,
+mass with weak motors) used to choose among checkpoints that meet the matrix.
 
 How: one cell (policy, condition) is one `evaluate_policy(path, condition=...)` call, the trainer's
 eval path (the policy node's PolicyRunner and onnxruntime on a batch of MuJoCo robots): `--episodes`
@@ -317,12 +319,17 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
 
 
 def main(argv: list[str] | None = None) -> int:
-    from surrogait_train.conditions import ROBUSTNESS_MATRIX, condition_by_name
+    from surrogait_train.conditions import BEYOND_THE_MATRIX, ROBUSTNESS_MATRIX, condition_by_name
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("policies", nargs="*", type=Path, help="ONNX policy files")
     parser.add_argument("--labels", nargs="+", default=None, help="one per policy (default: the file stems)")
+    parser.add_argument(
+        "--beyond-the-matrix",
+        action="store_true",
+        help="the harder conditions of conditions.BEYOND_THE_MATRIX instead of the matrix",
+    )
     parser.add_argument("--conditions", nargs="+", default=None, metavar="NAME",
                         help="names from the robustness matrix (default: all of them, in its order)")  # fmt: skip
     parser.add_argument("--episodes", type=int, default=32, help="robots (episodes) per cell")
@@ -350,7 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(labels) != len(args.policies) or len(set(labels)) != len(labels):
         parser.error("--labels needs one distinct label per policy")
     try:
-        conditions = [condition_by_name(n) for n in args.conditions] if args.conditions else list(ROBUSTNESS_MATRIX)
+        if args.conditions:
+            conditions = [condition_by_name(n) for n in args.conditions]
+        else:
+            conditions = list(BEYOND_THE_MATRIX if args.beyond_the_matrix else ROBUSTNESS_MATRIX)
     except ValueError as e:
         parser.error(str(e))
     report = run_matrix(args.policies, labels, conditions, args, "python bench/robustness.py " + shlex.join(argv))
