@@ -3,11 +3,13 @@
     python bench/safety.py                       # all scenarios, shipped policy
     python bench/safety.py --scenarios kill9_policy estop_service
     python bench/safety.py --standin             # without the policy node (development stand-in, no walking)
+    python bench/safety.py --robot go1           # the Go1's subset over UDP (the monitor as the link's gateway)
 
 Each scenario starts go2_sim, policy_node and safety_monitor as separate processes on DDS
 domain --domain (loopback), stands the robot up, walks it at 0.5 m/s, injects one fault and
 measures from an independent unitree_sdk2py subscriber in this process: time from the fault
-to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms), limit violations on the wire
+to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms; on the Go1, the first damping LowCmd the
+simulated robot accepted, from its tap), limit violations on the wire
 after the fault, whether the robot ends lying still, and whether the fault is in the fault
 log. Writes bench/results/safety.json and bench/results/safety.md (with the machine).
 """
@@ -26,7 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_POLICY = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+PRETRAINED = ROOT / "training" / "surrogait_train" / "pretrained"
+OBSERVERS = {"go2": "an independent raw DDS reader on rt/lowcmd",
+             "go1": "the Go1 simulator's tap (a copy of every LowCmd it accepted; the monitor is the link's gateway)"}
 STANDIN = ROOT / "tests" / "safety" / "standin_policy.py"
 
 
@@ -49,7 +53,7 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
         f"Policy: {meta['policy']}. Date: {meta['date']}. "
         f"Command: `{meta['command']}`.",
         "",
-        "Latency = fault → first damping LowCmd on rt/lowcmd, seen by an independent raw DDS reader "
+        f"Latency = fault → first damping LowCmd reaching the robot, seen by {meta.get('observer', OBSERVERS['go2'])} "
         "(target ≤ 60 ms). Violations = commands after the fault (the injector's own excepted) that are "
         "non-finite, put a stiff target outside the joint range, or ask for more than the motor's torque limit "
         "(kp·(q*−q)+kd·(dq*−dq)+τff with the joint state at arrival). For a silence (a killed or hung policy "
@@ -134,13 +138,16 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    from surrogait_rehearsal.harness.fault_suite import SCENARIOS
+    from surrogait_rehearsal.harness.fault_suite import GO1_SCENARIOS, SCENARIOS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domain", type=int, default=45)
-    ap.add_argument("--policy", type=Path, default=DEFAULT_POLICY)
+    ap.add_argument("--robot", choices=("go2", "go1"), default="go2",
+                    help="go1: the Go1 subset (GO1_SCENARIOS) over the Go1's UDP link")
+    ap.add_argument("--policy", type=Path, default=None, help="default: the shipped policy of --robot")
     ap.add_argument("--standin", action="store_true", help="use the development stand-in instead of policy_node")
-    ap.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
+    ap.add_argument("--scenarios", nargs="*", default=None, choices=list(SCENARIOS),
+                    help="default: every scenario (Go2), GO1_SCENARIOS (Go1)")
     ap.add_argument("--phase", choices=("walk", "ready"), default="walk",
                     help="inject while walking (WALK at 0.5 m/s) or standing (READY)")
     ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
@@ -156,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="SCHED_FIFO priority of the rehearsal processes and this recorder, as on a robot's control "
                          "computer (needs root; 0 = normal scheduling)")
     args = ap.parse_args(argv)
+    args.policy = args.policy or PRETRAINED / f"{args.robot}_trot.onnx"
+    if args.scenarios is None:
+        args.scenarios = list(GO1_SCENARIOS if args.robot == "go1" else SCENARIOS)
+    if args.robot == "go1" and args.standin:
+        print("bench/safety: --standin is a Go2 DDS stand-in; the Go1 suite runs the policy node", file=sys.stderr)
+        return 2
     if not args.policy.exists():
         print(f"bench/safety: no policy at {args.policy}; pass --policy (with --standin, the safety monitor "
               "still reads its contract)", file=sys.stderr)
@@ -167,12 +180,22 @@ def main(argv: list[str] | None = None) -> int:
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
     from surrogait_core.runtime.realtime import try_realtime
-    from surrogait_rehearsal.harness.fault_suite import BringUpError, WireRecorder, run_baseline, run_scenario
+    from surrogait_rehearsal.harness.fault_suite import (
+        BringUpError,
+        TapRecorder,
+        WireRecorder,
+        run_baseline,
+        run_scenario,
+    )
     from surrogait_rehearsal.harness.operator import Operator
+    from surrogait_rehearsal.harness.processes import go1_ports
 
     boosted = try_realtime(args.rt_priority)
-    ChannelFactoryInitialize(args.domain, "lo")
-    recorder = WireRecorder(args.domain)
+    if args.robot == "go1":
+        recorder = TapRecorder(go1_ports(args.domain).tap)
+    else:
+        ChannelFactoryInitialize(args.domain, "lo")
+        recorder = WireRecorder(args.domain)
     ros = Operator(args.domain, name="fault_suite")
     results = []
     baseline = None
@@ -180,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline and not args.standin:
             try:
                 baseline = run_baseline(args.domain, args.workdir / "baseline", ros, recorder, args.policy,
-                                        rt_priority=args.rt_priority if boosted else 0)
+                                        rt_priority=args.rt_priority if boosted else 0, robot=args.robot)
             except Exception as e:
                 baseline = {"scenario": "baseline_no_fault", "ok": False, "error": f"{type(e).__name__}: {e}"}
             print(json.dumps(baseline), flush=True)
@@ -193,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                                      args.policy, STANDIN if args.standin else None,
                                      walk_vx=0.5 if args.phase == "walk" else None,
                                      try_reset=name in ("estop_service", "kill9_policy"),
-                                     rt_priority=args.rt_priority if boosted else 0)
+                                     rt_priority=args.rt_priority if boosted else 0, robot=args.robot)
                 except BringUpError as e:  # the fault was never injected: start the scenario again
                     failed_bring_ups.append(str(e)[:300])
                     if len(failed_bring_ups) <= args.bring_up_retries:
@@ -209,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r), flush=True)
     finally:
         ros.close()
-    meta = {"machine": describe_machine(), "policy": "development stand-in (standing only)" if args.standin
+    meta = {"machine": describe_machine(), "robot": args.robot, "observer": OBSERVERS[args.robot],
+            "policy": "development stand-in (standing only)" if args.standin
             else str(args.policy.relative_to(ROOT) if args.policy.is_relative_to(ROOT) else args.policy),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "priority": f"SCHED_FIFO {args.rt_priority}" if boosted else "normal scheduling",

@@ -1,7 +1,9 @@
-"""`make demo`: train a Go2 policy briefly, then rehearse it and write the report.
+"""`make demo`: train a Go2 (or Go1) policy briefly, then rehearse it and write the report.
 
-    python scripts/demo.py [--use-shipped-policy | --policy FILE] [--quick] [--train-budget-s 120]
-                           [--run-dir DIR] [rehearsal options: --domain N --no-video --motor-model M]
+    python scripts/demo.py [--robot go2|go1] [--use-shipped-policy | --policy FILE] [--quick]
+                           [--train-budget-s 120] [--run-dir DIR]
+                           [rehearsal options: --domain N --no-video --motor-model M]
+    make demo DEMO_ARGS="--robot go1"
 
 1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
    --train-budget-s seconds of wall time and exports <run dir>/policy.onnx — skipped with
@@ -26,10 +28,11 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-def train(run_dir: Path, budget_s: float) -> tuple[Path, str] | None:
+def train(run_dir: Path, budget_s: float, robot: str = "go2") -> tuple[Path, str] | None:
     """Train and export run_dir/policy.onnx; (path, where it came from), or None without the trainer."""
     try:
         from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
+        from surrogait_train.config import default_config_path
     except ImportError as e:
         say(f"surrogait demo: the trainer is not available ({e}); rehearsing the shipped policy instead")
         return None
@@ -37,7 +40,8 @@ def train(run_dir: Path, budget_s: float) -> tuple[Path, str] | None:
         f"(use --use-shipped-policy to skip) -> {run_dir / 'policy.onnx'}")
     start = time.monotonic()
     path = train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget_s, out_path=run_dir / "policy.onnx",
-                            run_dir=run_dir / "training", progress=True)
+                            config_path=default_config_path(f"{robot}_trot"), run_dir=run_dir / "training",
+                            progress=True)
     return path.resolve(), f"trained here for {budget_s:.0f} s ({time.monotonic() - start:.0f} s with export)"
 
 
@@ -51,9 +55,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="training wall-clock budget, s (default 120; 20 with --quick)")
     parser.add_argument("--quick", action="store_true", help="a short training budget and short segments")
     parser.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/demo-<timestamp>)")
+    parser.add_argument("--robot", choices=("go2", "go1"), default="go2",
+                        help="train for and rehearse this robot (default go2)")
     args, rehearsal_args = parser.parse_known_args(argv)
     run_dir = (args.run_dir or rehearsal.default_run_dir()).resolve()
-    rehearsal_args += ["--run-dir", str(run_dir)] + (["--quick"] if args.quick else [])
+    rehearsal_args += ["--run-dir", str(run_dir), "--robot", args.robot] + (["--quick"] if args.quick else [])
     if args.policy:
         rehearsal_args += ["--policy", args.policy]
     elif args.use_shipped_policy:
@@ -64,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         # SIGTERM ends the training like Ctrl-C (the rehearsal handles it the same way).
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         try:
-            trained = train(run_dir, budget_s)
+            trained = train(run_dir, budget_s, args.robot)
         except KeyboardInterrupt:
             say("interrupted while training")
             return 130

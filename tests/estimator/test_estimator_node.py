@@ -121,7 +121,7 @@ def test_a_stalled_estimator_says_its_height_is_untrusted_then_catches_up_with_t
         ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
         ({"contact_force_on": 5.0, "contact_force_off": 10.0}, "force_off < force_on"),
         ({"kin_velocity_noise": 0.0}, "must be > 0"),
-        ({"robot": "go1"}, "UDP"),
+        ({"robot": "go1", "udp_lowstate_port": 0}, "udp_lowstate_port 0 must be in 1..65535"),
     ],
     ids=["wrong-interface", "contact-thresholds", "noise", "go1"],
 )

@@ -32,12 +32,17 @@ def node_id(item):
     return f"{item[0]}:{item[1].executable}"
 
 
-def test_the_robot_and_rehearsal_launch_files_exist_and_start_what_they_should():
-    assert {p.name for p in LAUNCH_FILES} >= {"go2_robot.launch.py", "go2_rehearsal.launch.py"}
-    robot = {n.executable for n in parse_launch_file(LAUNCH_DIR / "go2_robot.launch.py")}
-    rehearsal = {n.executable for n in parse_launch_file(LAUNCH_DIR / "go2_rehearsal.launch.py")}
-    assert robot == {"policy_node", "estimator_node", "safety_monitor"}
-    assert rehearsal == robot | {"go2_sim"}, "the rehearsal runs the robot's nodes plus the simulator"
+GO2_FILES = [p for p in LAUNCH_FILES if p.name.startswith("go2_")]
+GO1_FILES = [p for p in LAUNCH_FILES if p.name.startswith("go1_")]
+
+
+@pytest.mark.parametrize("robot", ["go2", "go1"])
+def test_the_robot_and_rehearsal_launch_files_exist_and_start_what_they_should(robot):
+    assert {p.name for p in LAUNCH_FILES} >= {f"{robot}_robot.launch.py", f"{robot}_rehearsal.launch.py"}
+    on_robot = {n.executable for n in parse_launch_file(LAUNCH_DIR / f"{robot}_robot.launch.py")}
+    rehearsal = {n.executable for n in parse_launch_file(LAUNCH_DIR / f"{robot}_rehearsal.launch.py")}
+    assert on_robot == {"policy_node", "estimator_node", "safety_monitor"}
+    assert rehearsal == on_robot | {f"{robot}_sim"}, "the rehearsal runs the robot's nodes plus the simulator"
 
 
 @pytest.mark.parametrize("item", ALL_NODES, ids=node_id)
@@ -74,8 +79,8 @@ def merged_parameters(node) -> dict:
     return params
 
 
-@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
-def test_all_nodes_of_a_launch_file_share_one_robot_link(path):
+@pytest.mark.parametrize("path", GO2_FILES, ids=lambda p: p.name)
+def test_all_nodes_of_a_go2_launch_file_share_one_robot_link(path):
     """Simulator, policy, estimator and safety monitor must talk on the same DDS domain and interface."""
     links = {}
     for node in parse_launch_file(path):
@@ -89,6 +94,29 @@ def test_all_nodes_of_a_launch_file_share_one_robot_link(path):
         assert domain == 1 and interface == "lo", "rehearsal: DDS domain 1 on loopback"
 
 
+@pytest.mark.parametrize("path", GO1_FILES, ids=lambda p: p.name)
+def test_the_go1_nodes_meet_at_the_safety_monitors_gateway(path):
+    """The Go1's UDP link is point to point: the monitor owns the socket to the robot, the policy node
+    sends to the monitor, the monitor forwards LowState to the estimator's port."""
+    nodes = {n.executable: merged_parameters(n) for n in parse_launch_file(path)}
+    assert {params.get("robot") for params in nodes.values()} == {"go1"}
+    monitor, policy, estimator = nodes["safety_monitor"], nodes["policy_node"], nodes["estimator_node"]
+    assert (policy["udp_peer_ip"], policy["udp_peer_port"]) == ("127.0.0.1", monitor["udp_policy_port"])
+    assert policy["network_interface"] == "lo"
+    assert monitor["udp_estimator_port"] == estimator["udp_lowstate_port"]
+    ports = [monitor["udp_robot_local_port"], monitor["udp_policy_port"], monitor["udp_estimator_port"],
+             policy["udp_local_port"]]
+    assert len(set(ports)) == len(ports), f"{path.name}: two sockets on one port: {ports}"
+    if "robot" in path.name:
+        assert (monitor["udp_robot_ip"], monitor["udp_robot_port"]) == ("192.168.123.10", 8007)
+        assert monitor["network_interface"] != "lo", "on the robot: the interface wired to it"
+    else:
+        sim = nodes["go1_sim"]
+        assert (monitor["udp_robot_ip"], monitor["udp_robot_port"]) == (sim["udp_host"], sim["udp_port"])
+        assert monitor["network_interface"] == "lo"
+        assert sim["udp_port"] not in ports
+
+
 def test_the_robot_releases_the_sport_controller_and_the_rehearsal_does_not():
     def policy_params(launch_file):
         (node,) = [n for n in parse_launch_file(LAUNCH_DIR / launch_file) if n.executable == "policy_node"]
@@ -97,6 +125,10 @@ def test_the_robot_releases_the_sport_controller_and_the_rehearsal_does_not():
     robot, rehearsal = policy_params("go2_robot.launch.py"), policy_params("go2_rehearsal.launch.py")
     assert robot["release_sport_mode"] is True and rehearsal["release_sport_mode"] is False
     assert robot["policy_path"] == rehearsal["policy_path"], "the robot runs the policy that was rehearsed"
+    # The Go1 leaves its sport mode with its remote: the node refuses release_sport_mode there.
+    go1_robot, go1_rehearsal = policy_params("go1_robot.launch.py"), policy_params("go1_rehearsal.launch.py")
+    assert not go1_robot.get("release_sport_mode") and not go1_rehearsal.get("release_sport_mode")
+    assert go1_robot["policy_path"] == go1_rehearsal["policy_path"]
 
 
 def test_parser_catches_an_undeclared_parameter(tmp_path):
@@ -127,3 +159,13 @@ def test_parser_catches_an_undeclared_parameter(tmp_path):
 def test_the_safety_monitor_reads_the_contract_of_the_policy_that_runs(path):
     nodes = {n.executable: merged_parameters(n) for n in parse_launch_file(path)}
     assert nodes["safety_monitor"]["policy_path"] == nodes["policy_node"]["policy_path"]
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_the_policy_file_exists_and_is_for_the_launched_robot(path):
+    from surrogait_core.policy.contract import read_contract
+
+    nodes = {n.executable: merged_parameters(n) for n in parse_launch_file(path)}
+    policy = nodes["policy_node"]
+    robot = policy.get("robot", "go2")
+    assert read_contract(policy["policy_path"], robot=robot).robot == robot

@@ -1,12 +1,14 @@
-"""Rehearsal: the shipped policy stands the simulated Go2 up and walks it, over the real wire.
+"""Rehearsal: the shipped policy stands the simulated robot up and walks it, over the real wire.
 
-Separate processes — the MuJoCo Go2 (`go2_sim`), the `policy_node`, the state estimator and the
-safety monitor — talk unitree_sdk2 DDS on loopback; this test drives the policy node through its
+Separate processes — the MuJoCo robot (`go2_sim` / `go1_sim`), the `policy_node`, the state
+estimator and the safety monitor — talk the robot's wire on loopback: unitree_sdk2 DDS for the Go2;
+for the Go1 unitree_legged_sdk UDP, through the safety monitor as the link's gateway. This test
+drives the policy node through its
 ROS services and cmd_vel like an operator, and scores the walk against the simulator's ground
 truth. It runs under both of the simulator's motor models: PD at the physics rate from the latest
 LowCmd (`driver`, as the robot's drivers) and a torque computed when a LowCmd arrives and held
 (`on_command`, as some simulator bridges): with the policy node's 500 Hz stream both must walk,
-and the safety monitor must raise no fault.
+and the safety monitor must raise no fault. The Go1 runs under the drivers' model.
 """
 
 import numpy as np
@@ -18,7 +20,9 @@ from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,
     ProcessGroup,
     launch_rehearsal,
+    link_params,
     shipped_policy_path,
+    sim_node,
 )
 from surrogait_rehearsal.report import (
     fall_metrics,
@@ -38,17 +42,19 @@ SEGMENTS = [
 
 
 @pytest.mark.rehearsal
-@pytest.mark.parametrize("motor_model", ["driver", "on_command"])
-def test_shipped_policy_stands_up_and_walks(tmp_path, motor_model):
-    policy = shipped_policy_path()
+@pytest.mark.parametrize(("robot", "motor_model"), [("go2", "driver"), ("go2", "on_command"), ("go1", "driver")])
+def test_shipped_policy_stands_up_and_walks(tmp_path, robot, motor_model):
+    policy = shipped_policy_path(robot)
     assert policy.is_file(), f"the shipped policy {policy} is missing"
-    link = {"dds_domain": DOMAIN, "network_interface": "lo"}
+    link = link_params(robot, DOMAIN)
     fault_log = tmp_path / "fault_log.jsonl"
-    overrides = {"go2_sim": {**link, "log_path": str(tmp_path / "sim_log.npz"), "video_path": "",
-                             "motor_model": motor_model},
-                 "estimator_node": link,
-                 "safety_monitor": {**link, "policy_path": str(policy), "fault_log_path": str(fault_log)},
-                 "policy_node": {**link, "policy_path": str(policy)}}
+    sim = sim_node(robot)
+    overrides = {sim: {**link[sim], "log_path": str(tmp_path / "sim_log.npz"), "video_path": "",
+                       "motor_model": motor_model},
+                 "estimator_node": link["estimator_node"],
+                 "safety_monitor": {**link["safety_monitor"], "policy_path": str(policy),
+                                    "fault_log_path": str(fault_log)},
+                 "policy_node": {**link["policy_node"], "policy_path": str(policy)}}
     operator = None
     with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
         try:

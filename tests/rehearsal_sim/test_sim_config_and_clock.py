@@ -38,7 +38,7 @@ def test_a_missing_interface_is_refused_with_the_list_of_real_ones():
 
 
 @pytest.mark.parametrize(("params", "match"), [
-    ({"robot": "go1"}, "UDP"),
+    ({"robot": "go3"}, "robot 'go3': expected go2"),
     ({"physics_dt": 0.01}, "physics_dt"),
     ({"lowstate_rate_hz": 100.0}, "lowstate_rate_hz"),
     ({"lowstate_rate_hz": 1000.0}, "lowstate_rate_hz"),

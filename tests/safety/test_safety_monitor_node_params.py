@@ -9,6 +9,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_CONFIG = REPO / "ros2_ws" / "src" / "surrogait_safety" / "config"
 SHIPPED_POLICY = REPO / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+GO1_POLICY = REPO / "training" / "surrogait_train" / "pretrained" / "go1_trot.onnx"
+GO1 = f"    robot: go1\n    policy_path: {GO1_POLICY}\n    udp_robot_ip: 127.0.0.1\n"
 
 
 def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
@@ -33,11 +35,28 @@ def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
     ("    robot: spot\n", "expected one of go2, go1"),
     ("    fault_log_path: /proc/no/such/dir/log.jsonl\n", "fault_log_path"),
     ("    network_interface: eth9\n", "network_interface 'eth9' does not exist"),
+    # The Go1: the gateway's link.
+    ("    robot: go1\n    udp_robot_ip: 127.0.0.1\n", "trained for the 'go2'"),
+    (f"    robot: go1\n    policy_path: {GO1_POLICY}\n", "not one in 192.168.123.x where the robot (192.168.123.10)"),
+    (GO1 + "    udp_policy_port: 28019\n    udp_estimator_port: 28019\n", "also used for another socket"),
+    (GO1 + "    udp_robot_port: 70000\n", "'udp_robot_port' must be a UDP port"),
 ])
 def test_bad_params_exit_with_a_clear_message(tmp_path, body, message):
     result = run_monitor(tmp_path, body)
     assert result.returncode == 2, result.stderr + result.stdout
     assert message in result.stderr, result.stderr
+
+
+def test_go1_gateway_ports_in_use_are_named(tmp_path):
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        result = run_monitor(tmp_path, GO1 + f"    udp_policy_port: {port}\n")
+    assert result.returncode == 2, result.stderr + result.stdout
+    assert f"policy side 127.0.0.1:{port}" in result.stderr and "Address already in use" in result.stderr, \
+        result.stderr
 
 
 def test_shipped_params_file_is_complete_and_valid():

@@ -9,13 +9,10 @@ The faults are injected while the policy walks (WALK, cmd_vel 0.5 m/s): the ship
 preliminary (it trots but does not yet meet "walks"), but it exercises the policy in WALK.
 """
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fault_suite_run import run_fault_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 42
@@ -27,21 +24,8 @@ def suite_results(tmp_path_factory):
     policy = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
     if not policy.is_file():
         pytest.fail(f"the shipped policy {policy} is missing")
-    out = tmp_path_factory.mktemp("safety_suite")
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    cmd = [sys.executable, str(ROOT / "bench" / "safety.py"), "--domain", str(DOMAIN), "--phase", "walk",
-           "--no-baseline", "--scenarios", *SCENARIOS, "--workdir", str(out / "runs"), "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        log, _ = proc.communicate(timeout=150)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # the suite stops its rehearsal processes on SIGTERM
-        log, _ = proc.communicate(timeout=15)
-        pytest.fail(f"the fault suite did not finish in 150 s:\n{log[-4000:]}")
-    report = out / "safety.json"
-    assert report.exists(), f"no report written (exit {proc.returncode}):\n{log[-4000:]}"
-    results = {r["scenario"]: r for r in json.loads(report.read_text())["results"]}
-    return results, log
+    args = ["--domain", str(DOMAIN), "--phase", "walk", "--no-baseline", "--scenarios", *SCENARIOS]
+    return run_fault_suite(tmp_path_factory.mktemp("safety_suite"), args, timeout_s=150)
 
 
 @pytest.mark.rehearsal

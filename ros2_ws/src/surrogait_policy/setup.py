@@ -13,7 +13,7 @@ setup(
     ],
     install_requires=["setuptools"],
     zip_safe=True,
-    description="The surrogait policy node (ONNX policy → Go2 LowCmd at 50 Hz)",
+    description="The surrogait policy node (ONNX policy → Go2 or Go1 LowCmd at 50 Hz)",
     license="BSD-3-Clause",
     entry_points={"console_scripts": ["policy_node = surrogait_policy.policy_node:main"]},
 )

@@ -1,11 +1,13 @@
-"""estimator_node: the robot's rt/lowstate in, odometry + contacts + diagnostics out.
+"""estimator_node: the robot's LowState in, odometry + contacts + diagnostics out.
 
     estimator_node --ros-args --params-file config/estimator.yaml
 
-Reads rt/lowstate through its own cyclonedds reader on the unitree_sdk2 DDS domain (not the policy
-node's JointState/Imu): it sees exactly the samples the policy sees, at the robot's full 500 Hz with
-the foot forces (JointState/Imu carry neither foot force nor the robot's tick), and it keeps running
-when the policy node is stopped or restarted, which is when odometry is most useful for debugging.
+Go2: reads rt/lowstate through its own cyclonedds reader on the unitree_sdk2 DDS domain. Go1: reads the
+LowState packets the safety monitor (the robot's only UDP peer) forwards to 127.0.0.1:`udp_lowstate_port`
+(go1_lowstate_stream). Not the policy node's JointState/Imu: it sees exactly the samples the policy sees,
+at the robot's full 500 Hz with the foot forces (JointState/Imu carry neither foot force nor the robot's
+tick), and it keeps running when the policy node is stopped or restarted, which is when odometry is most
+useful for debugging.
 
 Publishes (names from surrogait_core.interfaces):
   odom                 nav_msgs/Odometry, header odom, child base_link (REP 105): pose in odom,
@@ -16,12 +18,13 @@ Publishes (names from surrogait_core.interfaces):
                        cannot (surrogait_core.estimator.trust: the safety monitor's input).
   estimator/contacts   std_msgs/UInt8MultiArray, 1 = stance, SDK leg order FR, FL, RR, RL
   /diagnostics         diagnostic_msgs/DiagnosticArray: samples taken, skipped, lost and refused (by
-                       reason), latency, height trust, filter health
+                       reason; a Go1 packet of the wrong length or CRC as rejected_packet_<reason>),
+                       latency, height trust, filter health
 
 TF: tf2_ros and tf2_msgs are not installable here (no wheels), so no /tf is broadcast; the
 odometry message carries the same odom -> base_link transform (pose) for a relay to re-publish.
 
-Threads: the estimator thread sleeps until rt/lowstate samples wait in the reader, takes them all,
+Threads: the estimator thread sleeps until LowState samples wait in the reader, takes them all,
 processes the newest it has time for (`CatchUpBudget`; older ones are skipped and counted) and
 publishes; the main thread spins the executor (diagnostics timer). They share one lock.
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -46,8 +50,10 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
-from surrogait_core.wire.go2_wire_image import LowStateDecoder
+from surrogait_core.wire import go1_wire
+from surrogait_core.wire.go2_wire import LowStateView
 from surrogait_estimator.covariance import pose_covariance, twist_covariance
+from surrogait_estimator.go1_lowstate_stream import LOOPBACK, Go1LowStateStream
 from surrogait_estimator.lowstate_stream import LowStateStream, RawLowState
 from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 
@@ -56,20 +62,16 @@ _LEVEL_BYTES = {OK: b"\x00", WARN: b"\x01", ERROR: b"\x02"}
 
 
 class EstimatorNode(Node):
-    """The estimator, its lock, its publishers and its rt/lowstate reader; `run` adds the estimator thread."""
+    """The estimator, its lock, its publishers and its LowState reader; `run` adds the estimator thread."""
 
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
-        from cyclonedds.domain import DomainParticipant
-        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-
         self.config = config = declare_params(self, EstimatorNodeConfig)
         try:
             self.spec = load_robot_spec(config.robot)
             self.estimator = StateEstimator(self.spec, config.estimator)
         except (OSError, ValueError) as e:  # a missing or malformed robot description
             raise ParamError(f"cannot load the {config.robot} model: {e}") from e
-        self.decoder = LowStateDecoder()
         self.tick_clock = TickClock()
         self.catch_up = CatchUpBudget(config.catch_up_budget_s)
         self.sample_age = SampleAge()
@@ -83,6 +85,8 @@ class EstimatorNode(Node):
         self._max_latency_s = 0.0
         self._trust: HeightTrust | None = None  # the verdict on the latest published estimate
         self._failure: list[BaseException] = []  # what ended the estimator thread, if anything did
+        self._refused_seen = 0  # packets the stream refused (Go1: length, CRC), as of the last take
+        self._last_rejection = ""  # the latest refusal of either kind, once the stream has refused packets
 
         self._odom_pub = self.create_publisher(Odometry, interfaces.ODOM, 10)
         self._contacts_pub = self.create_publisher(UInt8MultiArray, interfaces.CONTACTS, 10)
@@ -96,18 +100,44 @@ class EstimatorNode(Node):
 
         if config.realtime_priority and not try_realtime(config.realtime_priority):
             self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        if config.robot == "go1":
+            self._stream, self.decode = self._open_go1_lowstate(config.udp_lowstate_port), go1_wire.decode_lowstate
+            self.lowstate_name = "LowState"
+            source = f"Go1 LowState on UDP {LOOPBACK}:{config.udp_lowstate_port} (forwarded by the safety monitor)"
+        else:
+            self._stream, self.decode = self._open_dds_lowstate(config)
+            self.lowstate_name = "rt/lowstate"
+            source = f"rt/lowstate on DDS domain {config.dds_domain} ({config.network_interface})"
+        self.get_logger().info(
+            f"state estimator for {config.robot}: {source} -> {interfaces.ODOM} every {config.publish_decimation} "
+            f"samples, {interfaces.CONTACTS}, {interfaces.DIAGNOSTICS} at {config.diagnostics_rate_hz:g} Hz"
+        )
+
+    @staticmethod
+    def _open_dds_lowstate(config: EstimatorNodeConfig) -> tuple[LowStateStream, Callable[[bytes], LowStateView]]:
+        """The Go2's rt/lowstate reader on unitree_sdk2 DDS and its CDR decoder."""
+        from cyclonedds.domain import DomainParticipant
+        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+
+        from surrogait_core.wire.go2_wire_image import LowStateDecoder
+
         try:
             # Configures the DDS domain (interface included) that the participant below joins.
             ChannelFactoryInitialize(config.dds_domain, config.network_interface)
-            self._stream = LowStateStream(DomainParticipant(config.dds_domain))
+            stream = LowStateStream(DomainParticipant(config.dds_domain))
         except Exception as e:
             raise ParamError(f"cannot start DDS on domain {config.dds_domain}, interface "
                              f"{config.network_interface!r}: {e}") from e
-        self.get_logger().info(
-            f"state estimator for {config.robot}: rt/lowstate on DDS domain {config.dds_domain} "
-            f"({config.network_interface}) -> {interfaces.ODOM} every {config.publish_decimation} samples, "
-            f"{interfaces.CONTACTS}, {interfaces.DIAGNOSTICS} at {config.diagnostics_rate_hz:g} Hz"
-        )
+        return stream, LowStateDecoder().decode
+
+    @staticmethod
+    def _open_go1_lowstate(port: int) -> Go1LowStateStream:
+        try:
+            return Go1LowStateStream(port)
+        except OSError as e:
+            raise ParamError(f"cannot receive the Go1's LowState on UDP {LOOPBACK}:{port} ({e}): is another "
+                             "estimator_node running? udp_lowstate_port must be the port the safety monitor "
+                             "forwards LowState to") from e
 
     def run(self, stop: threading.Event) -> int:
         """The estimator thread, and the executor on this thread, until `stop` (SIGINT/SIGTERM or a failure)."""
@@ -124,9 +154,10 @@ class EstimatorNode(Node):
             self.get_logger().info(
                 f"stopped: {self.received} samples received, {health.accepted} accepted, "
                 f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
-                f"this node, {health.rejected_total} rejected {health.rejected}")
+                f"this node, {health.rejected_total + self._stream.refused_total} rejected "
+                f"{health.rejected | self._packet_refusals()}")
         if self._failure:
-            report_error(NODE_NAME, f"reading rt/lowstate failed: {self._failure[0]!r}")
+            report_error(NODE_NAME, f"reading {self.lowstate_name} failed: {self._failure[0]!r}")
             return EXIT_FAILED
         return 0
 
@@ -136,11 +167,28 @@ class EstimatorNode(Node):
             while not stop.is_set():
                 if self._stream.wait(0.1):
                     self.on_batch(self._stream.take_all())
+                    self._count_refused_packets()
         except Exception as e:  # reported by the main thread, which then exits with an error
             self._failure.append(e)
             stop.set()
 
     # -- estimator thread ------------------------------------------------------------------------
+    def _count_refused_packets(self) -> None:
+        """Packets the stream refused in its last take (Go1: length, CRC): received, counted by reason,
+        reported at once (at most every 20 ms) as the estimator's own refusals are."""
+        refused = self._stream.refused_total
+        if refused == self._refused_seen:
+            return
+        with self.lock:
+            self.received += refused - self._refused_seen
+            self._refused_seen = refused
+            self._last_rejection = f"packet_{self._stream.last_refusal}"
+        if time.monotonic() - self._last_diag_mono > 0.02:
+            self.publish_diagnostics()
+
+    def _packet_refusals(self) -> dict[str, int]:
+        return {f"packet_{reason}": n for reason, n in self._stream.refused.items()}
+
     def on_batch(self, batch: list[RawLowState]) -> None:
         """Every sample that waited in the reader, oldest first, taken just now."""
         if not batch:
@@ -156,7 +204,7 @@ class EstimatorNode(Node):
                 self.estimator.note_skipped(len(batch) - keep)
             new_rejection, published = False, None
             for raw in batch[len(batch) - keep :]:
-                view = self.decoder.decode(raw.cdr)
+                view = self.decode(raw.data)
                 sample = ProprioSample.from_lowstate(view, time_s=self.tick_clock.time_s(view.tick_ms))
                 est = self.estimator.step(sample)
                 if est is None:
@@ -169,6 +217,8 @@ class EstimatorNode(Node):
                 est, raw = published
                 age_at_take = newest_age_s + (batch[-1].source_time_s - raw.source_time_s)
                 self._publish_estimate(est, age_at_take + (time.monotonic() - take_mono))
+            if new_rejection:
+                self._last_rejection = self.estimator.health().last_rejection
             self.catch_up.record(keep, time.monotonic() - take_mono)
         # A refused sample is reported at once (at most every 20 ms), not only at the next tick.
         if new_rejection and time.monotonic() - self._last_diag_mono > 0.02:
@@ -204,11 +254,12 @@ class EstimatorNode(Node):
             trust = self._trust
             silent_s = None if self._last_receive_mono is None else now - self._last_receive_mono
             level, message = health.level, health.message
+            packet_refusals = self._packet_refusals()
+            last_rejection = self._last_rejection if self._refused_seen else health.last_rejection
             if silent_s is None:
-                level, message = ERROR, (f"no rt/lowstate yet on DDS domain {self.config.dds_domain}, "
-                                         f"interface {self.config.network_interface}")
+                level, message = ERROR, f"no {self.lowstate_name} yet on {self._source_hint()}"
             elif silent_s > self.config.lowstate_timeout_s:
-                level, message = ERROR, f"no rt/lowstate for {silent_s:.2f} s"
+                level, message = ERROR, f"no {self.lowstate_name} for {silent_s:.2f} s"
             elif level == OK and self._latency_s is not None and (
                     self._latency_s > self.config.estimator.trust.max_latency_s):
                 level, message = WARN, f"behind the stream: estimate {self._latency_s * 1e3:.0f} ms old"
@@ -216,9 +267,9 @@ class EstimatorNode(Node):
                 "received": self.received,
                 "accepted": health.accepted,
                 "skipped_samples": health.skipped_samples,
-                "rejected_total": health.rejected_total,
-                **{f"rejected_{k}": v for k, v in health.rejected.items()},
-                "last_rejection": health.last_rejection,
+                "rejected_total": health.rejected_total + sum(packet_refusals.values()),
+                **{f"rejected_{k}": v for k, v in (health.rejected | packet_refusals).items()},
+                "last_rejection": last_rejection,
                 "dropped_samples": health.dropped_samples,
                 "long_gaps": health.long_gaps,
                 "filter_resets": health.resets,
@@ -243,6 +294,12 @@ class EstimatorNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [status]
         self._diag_pub.publish(arr)
+
+    def _source_hint(self) -> str:
+        if self.config.robot == "go1":
+            return (f"UDP {LOOPBACK}:{self.config.udp_lowstate_port} (does the safety monitor run and forward "
+                    "the robot's LowState to this port?)")
+        return f"DDS domain {self.config.dds_domain}, interface {self.config.network_interface}"
 
 
 def main(argv: list[str] | None = None) -> int:

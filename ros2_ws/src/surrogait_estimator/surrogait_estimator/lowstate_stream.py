@@ -34,8 +34,8 @@ HISTORY_DEPTH = 64
 
 @dataclasses.dataclass(frozen=True)
 class RawLowState:
-    cdr: bytes  # the LowState_ sample as sent
-    source_time_s: float  # the writer's wall clock when it wrote the sample
+    data: bytes  # the sample as it travelled: the Go2's LowState_ CDR, or a Go1 LowState packet
+    source_time_s: float  # the writer's wall clock when it wrote the sample (Go1: this host's, at the take)
 
 
 class LowStateStream:
@@ -48,6 +48,10 @@ class LowStateStream:
         self._waitset = WaitSet(participant)
         self._condition = ReadCondition(self._raw.reader, self._raw.any_state)
         self._waitset.attach(self._condition)
+        # DDS hands over whole LowState_ samples: nothing is refused before the estimator's own checks.
+        self.refused: dict[str, int] = {}
+        self.refused_total = 0
+        self.last_refusal = ""
 
     def wait(self, timeout_s: float) -> bool:
         """Sleep until a sample is waiting (True) or `timeout_s` passed (False)."""

@@ -13,13 +13,17 @@ from collections.abc import Mapping
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.wire import go1_wire
 
 
 @dataclasses.dataclass(frozen=True)
 class EstimatorNodeConfig:
-    robot: str = param("go2", "robot model (its MJCF gives the leg kinematics); rt/lowstate is the Go2's")
-    dds_domain: int = param(1, "unitree_sdk2 DDS domain of rt/lowstate (robot 0, simulators 1)")
-    network_interface: str = param("lo", "network interface for unitree_sdk2 DDS, e.g. lo or eth0")
+    robot: str = param("go2", "robot model (its MJCF gives the leg kinematics): go2 reads rt/lowstate on "
+                              "unitree_sdk2 DDS, go1 the LowState the safety monitor forwards over UDP")
+    dds_domain: int = param(1, "go2: unitree_sdk2 DDS domain of rt/lowstate (robot 0, simulators 1)")
+    network_interface: str = param("lo", "go2: network interface for unitree_sdk2 DDS, e.g. lo or eth0")
+    udp_lowstate_port: int = param(go1_wire.ESTIMATOR_LOWSTATE_PORT, "go1: UDP port on 127.0.0.1 where the safety "
+                                                                     "monitor forwards every LowState")
     odom_frame: str = param("odom", "frame of the pose (REP 105)")
     base_frame: str = param("base_link", "frame of the twist (REP 105)")
     publish_decimation: int = param(2, "publish odometry and contacts every N-th accepted sample "
@@ -71,9 +75,10 @@ class EstimatorNodeConfig:
 
     def validate(self) -> None:
         """Values the node cannot run with raise ParamError (run by `read_params`)."""
-        if self.robot != "go2":
-            hint = " (the Go1 speaks UDP, not unitree_sdk2 DDS)" if self.robot in ROBOTS else ""
-            raise ParamError(f"robot {self.robot!r}: this node reads the Go2's rt/lowstate{hint}")
+        if self.robot not in ROBOTS:
+            raise ParamError(f"robot {self.robot!r} is not one of {', '.join(ROBOTS)}")
+        if not 1 <= self.udp_lowstate_port <= 65535:
+            raise ParamError(f"udp_lowstate_port {self.udp_lowstate_port} must be in 1..65535")
         if not 0 <= self.dds_domain <= 232:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
         if self.publish_decimation < 1:
@@ -91,7 +96,8 @@ class EstimatorNodeConfig:
             self.estimator  # noqa: B018  (built once here, so that its own checks run at start)
         except ValueError as e:
             raise ParamError(str(e)) from e
-        check_interface(self.network_interface)
+        if self.robot == "go2":  # the Go1's LowState comes over loopback, whatever the interface
+            check_interface(self.network_interface)
 
     @functools.cached_property
     def estimator(self) -> EstimatorConfig:

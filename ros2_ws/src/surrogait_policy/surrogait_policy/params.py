@@ -8,26 +8,39 @@ file's contract.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 from collections.abc import Mapping
 
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, param, parameter_table, read_params
-from surrogait_core.wire.network_interface import interface_problem
+from surrogait_core.wire import go1_wire
+from surrogait_core.wire.network_interface import interface_problem, udp_peer_problem
 
 COMMAND_RATE_RANGE_HZ = (50.0, 1000.0)
 
 
 @dataclasses.dataclass(frozen=True)
 class PolicyNodeParams:
-    robot: str = param("go2", "robot model (go2); a policy exported for another robot is refused")
+    robot: str = param("go2", "robot model: go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP); a policy "
+                              "exported for another robot is refused")
     policy_path: str = param("", "exported ONNX policy with its surrogait contract; relative paths from the "
                                  "working directory")
-    network_interface: str = param("lo", "network interface for unitree_sdk2 DDS: the robot's Ethernet interface, "
-                                         "or lo in rehearsal")
-    dds_domain: int = param(1, "unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1)")
-    release_sport_mode: bool = param(False, "release the built-in sport controller through the motion switcher "
-                                            "first (robot only)")
+    network_interface: str = param("lo", "go2: network interface for unitree_sdk2 DDS (the robot's Ethernet "
+                                         "interface, or lo in rehearsal); go1: the interface that reaches "
+                                         "udp_peer_ip (lo for the safety monitor on this machine)")
+    dds_domain: int = param(1, "go2: unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1)")
+    release_sport_mode: bool = param(False, "go2: release the built-in sport controller through the motion "
+                                            "switcher first (robot only); the Go1 leaves sport mode with its remote")
+    udp_peer_ip: str = param("127.0.0.1", "go1: where LowCmds go and LowStates come from: the safety monitor "
+                                          "(127.0.0.1), which forwards them to the robot")
+    udp_peer_port: int = param(go1_wire.MONITOR_POLICY_PORT, "go1: the peer's UDP port (the safety monitor's port "
+                                                             "for the policy node)")
+    udp_local_port: int = param(go1_wire.POLICY_LOCAL_PORT, "go1: this node's UDP port (unitree_legged_sdk socket)")
+    robot_reply_timeout_s: float = param(2.0, "go1: at start, damping LowCmds are streamed until the first LowState "
+                                              "comes back; none within this long: exit with an error, s")
+    power_protect_level: int = param(0, "go1: unitree_legged_sdk's PowerProtect on every policy step, level 1..10 "
+                                        "(10..100 % of its power limit); a trip damps the motors; 0 = off")
     stand_up_duration_s: float = param(2.0, "time to move from the current pose to the default pose, s")
     damping_kd: float = param(1.0, "motor damping while PASSIVE or DAMP, N·m·s/rad")
     state_timeout_s: float = param(0.06, "no rt/lowstate for this long while the motors are stiff: DAMP, s")
@@ -59,7 +72,9 @@ class PolicyNodeParams:
             problems.append("policy_path is empty: set it to an exported policy (.onnx)")
         if not 0 <= self.dds_domain <= 232:
             problems.append(f"dds_domain {self.dds_domain} is outside 0..232")
-        if (problem := interface_problem(self.network_interface)) is not None:
+        if self.robot == "go1":
+            problems += self._go1_problems()
+        elif (problem := interface_problem(self.network_interface)) is not None:
             problems.append(problem)
         for name in ("stand_up_duration_s", "state_timeout_s", "estimator_timeout_s", "cmd_vel_timeout_s",
                      "diagnostics_period_s", "feedback_rate_hz"):
@@ -76,6 +91,34 @@ class PolicyNodeParams:
         if problems:
             raise ParamError("; ".join(problems))
         return self
+
+    def _go1_problems(self) -> list[str]:
+        """The Go1's UDP link: ports, peer address, the interface that reaches it, Go2-only choices."""
+        problems = []
+        if self.release_sport_mode:
+            problems.append("release_sport_mode is for the Go2 only: the Go1 leaves sport mode with its remote "
+                            "(L2+A, L2+B, then L1+L2+start for low-level mode); set it false")
+        for name in ("udp_peer_port", "udp_local_port"):
+            if not 1 <= getattr(self, name) <= 65535:
+                problems.append(f"{name} {getattr(self, name)} is outside 1..65535")
+        try:
+            ipaddress.IPv4Address(self.udp_peer_ip)
+        except ValueError:
+            problems.append(f"udp_peer_ip {self.udp_peer_ip!r} is not an IPv4 address (127.0.0.1: the safety monitor)")
+        else:
+            if (problem := udp_peer_problem(self.network_interface, self.udp_peer_ip)) is not None:
+                problems.append(problem)
+            if self.udp_peer_ip.startswith("127.") and self.udp_local_port == self.udp_peer_port:
+                problems.append(f"udp_local_port and udp_peer_port are both {self.udp_local_port} on this machine: "
+                                "the node's socket and its peer's need two ports")
+        if self.damping_kd > go1_wire.KD_MAX:
+            problems.append(f"damping_kd {self.damping_kd:g} is above {go1_wire.KD_MAX:g}, the most a Go1 LowCmd "
+                            "carries")
+        if self.robot_reply_timeout_s <= 0:
+            problems.append(f"robot_reply_timeout_s must be positive, got {self.robot_reply_timeout_s}")
+        if not 0 <= self.power_protect_level <= 10:
+            problems.append(f"power_protect_level must be in 0..10 (0 = off), got {self.power_protect_level}")
+        return problems
 
 
 def feedback_every_n_cycles(feedback_rate_hz: float, cycle_dt_s: float) -> int:

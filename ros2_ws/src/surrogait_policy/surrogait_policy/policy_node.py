@@ -1,12 +1,14 @@
-"""The policy node: an exported ONNX policy driving a Go2 over unitree_sdk2 DDS at the contract's rate.
+"""The policy node: an exported ONNX policy driving a Go2 (unitree_sdk2 DDS) or a Go1 (unitree_legged_sdk
+UDP, through the safety monitor) at the contract's rate.
 
 A thin shell over `surrogait_core.policy.policy_controller` (all decisions) and
 `surrogait_core.runtime.control_loop` (timing). Two threads:
   - the control thread wakes at absolute deadlines at the motor rate (`command_rate_hz`, 500 by
-    default) and writes a LowCmd (with CRC; see lowcmd_writer) every time, as the robot's motor
+    default) and writes a LowCmd (with CRC) every time through the robot's link (robot_link: the
+    Go2's DDS, lowcmd_writer / lowstate_reader; go1_link: the Go1's UDP), as the robot's motor
     drivers expect a stream of hundreds of Hz. Once a control period (the contract's, 50 Hz) it
-    takes the newest rt/lowstate (DDS keeps only the latest; see lowstate_reader) and asks the
-    controller for new motor targets; in between it re-sends the latest ones, except that a
+    takes the newest LowState and asks the controller for new motor targets (and, on the Go1,
+    checks the SDK's power protection); in between it re-sends the latest ones, except that a
     damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
   - the ROS executor (the main thread, `surrogait_core.runtime.ros_node.run_node`) serves the Trigger
     services and cmd_vel / safety / odometry topics, and logs the controller's events when the
@@ -44,15 +46,14 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.control_loop import DeadlineScheduler, LoopStats, Tick
 from surrogait_core.runtime.realtime import freeze_startup_objects
 from surrogait_core.runtime.ros_node import declare_params, run_node
-from surrogait_policy.lowcmd_writer import LowCmdWriter
-from surrogait_policy.lowstate_reader import LatestLowState
 from surrogait_policy.params import (
     PARAMETERS,  # noqa: F401  (the node's parameter table, read by the launch-file test)
     PolicyNodeParams,
     commands_per_policy_step,
     feedback_every_n_cycles,
 )
-from surrogait_policy.sport_mode import SportModeError, make_motion_switcher, release_sport_mode
+from surrogait_policy.robot_link import LinkError, RobotLink, damp_on_protection, open_link
+from surrogait_policy.sport_mode import SportModeError
 
 NODE_NAME = "policy_node"
 SRV_RESET = interfaces.SRV_POLICY_RESET
@@ -64,7 +65,7 @@ DIAGNOSTICS_WINDOW_S = 10.0
 
 
 class PolicyNode(Node):
-    """The ROS and DDS shell around a PolicyController; `start()` opens the wire and starts the control thread."""
+    """The ROS shell around a PolicyController; `start()` opens the robot's link and starts the control thread."""
 
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
@@ -124,22 +125,14 @@ class PolicyNode(Node):
         self._next_summary_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._control_loop, name="control_loop", daemon=True)
-        self._lowcmd: LowCmdWriter | None = None
+        self._link: RobotLink | None = None
 
     # ---- the wire ---------------------------------------------------------------------------
     def start(self) -> None:
-        """Open the wire (DDS, the sport mode released if asked), go real-time, freeze the start-up heap, run."""
-        from cyclonedds.domain import DomainParticipant
-        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-
-        # Configures the DDS domain (interface included) that the participant below joins.
-        ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
-        if self.params.release_sport_mode:
-            release_sport_mode(make_motion_switcher(), log=self.get_logger().info)
-        self._participant = DomainParticipant(self.params.dds_domain)
-        self._lowcmd = LowCmdWriter(self._participant)
-        self._lowstate = LatestLowState(self._participant)
-        self.get_logger().info(f"unitree_sdk2 DDS domain {self.params.dds_domain} on {self.params.network_interface}")
+        """Open the robot's link (Go2: DDS, the sport mode released if asked; Go1: UDP, up once the robot
+        answers), go real-time, freeze the start-up heap, run."""
+        self._link = open_link(self.params, MotorTargets.damping(self.params.damping_kd), self.scheduler.period_s,
+                               self.get_logger().info)
         if self.params.realtime_priority:
             self._set_process_realtime(self.params.realtime_priority - 1)
         frozen = freeze_startup_objects()
@@ -151,11 +144,12 @@ class PolicyNode(Node):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=1.0)
-        if self._lowcmd is not None:
+        if self._link is not None:
             damping = MotorTargets.damping(self.params.damping_kd)
             for _ in range(max(1, round(SHUTDOWN_DAMPING_S / self.scheduler.period_s))):
-                self._lowcmd.write(damping)
+                self._link.write(damping)
                 time.sleep(self.scheduler.period_s)
+            self._link.close()
         if self.params.timing_log_path:
             self._save_timing(Path(self.params.timing_log_path))
 
@@ -163,7 +157,7 @@ class PolicyNode(Node):
         if self.params.realtime_priority:
             self._set_realtime_priority(self.params.realtime_priority)
         self.scheduler.start()
-        source_time_s = None  # publisher's clock stamp of the state in use
+        source_time_s = None  # the state's stamp: its publisher's clock (Go2 DDS), its receipt here (Go1 UDP)
         targets = MotorTargets.damping(self.params.damping_kd)  # until the first controller cycle
         state = self.controller.state
         while not self._stop.is_set():
@@ -174,22 +168,27 @@ class PolicyNode(Node):
                 if policy_step:
                     # Steps stay on a whole multiple of the stream even after skipped deadlines.
                     self._next_policy_cycle = (tick.index // self.commands_per_step + 1) * self.commands_per_step
-                    sample = self._lowstate.take()
+                    sample = self._link.take()
                     if sample is not None:
                         self.controller.on_lowstate(sample.state, tick.wake_s)
                         source_time_s = sample.source_time_s
+                    damp_on_protection(self._link, self.controller, tick.wake_s)
                 if policy_step or self.controller.damping_pending():
                     out = self.controller.cycle(tick.wake_s)
                     targets, state, inference_s = out.targets, out.state, out.inference_s
+                # Inside the guard: targets the robot's packet cannot carry (Go1WireError) are refused
+                # before anything is sent, and damping goes out instead.
+                self._link.write(targets)
             except Exception as e:  # a bug must never leave the motors stiff and silent
                 if self.controller.state is not PolicyState.DAMP:
                     self.controller.request("damp", tick.wake_s, source=f"control-loop error {type(e).__name__}: {e}")
                 targets, state = MotorTargets.damping(self.params.damping_kd), PolicyState.DAMP
-            self._lowcmd.write(targets)
+                self._link.write(targets)
             written = time.monotonic()
             if policy_step and source_time_s is not None:
-                # State-to-command latency: from the state's publication to this LowCmd. The stamp is the
-                # publisher's clock, so the number is exact in rehearsal (one host) and indicative on the robot.
+                # State-to-command latency: from the state's publication (Go2; the Go1's UDP carries no stamp:
+                # from its receipt) to this LowCmd. The Go2's stamp is the publisher's clock, so the number is
+                # exact in rehearsal (one host) and indicative on the robot.
                 latency = time.time() - source_time_s
             self.stats.record(tick, written - tick.wake_s, inference_s, latency)
             self._after_lowcmd(tick, state)
@@ -317,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     # directly as loop jitter (Python's default 5 ms; 0.5 ms gave a 500 Hz stream 0.6 ms p99 lateness,
     # 0.1 ms gives 0.29 ms: bench/control_loop.py).
     sys.setswitchinterval(0.0001)
-    return run_node(PolicyNode, NODE_NAME, argv, errors=(ContractError, SportModeError))
+    return run_node(PolicyNode, NODE_NAME, argv, errors=(ContractError, SportModeError, LinkError))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 """The rehearsal demo: rehearse a policy in a scripted session, write the report.
 
-    python -m surrogait_rehearsal.demo [--policy FILE | --use-shipped-policy] [--quick] [--motor-model M]
+    python -m surrogait_rehearsal.demo [--robot go2|go1] [--policy FILE | --use-shipped-policy] [--quick]
+                                       [--motor-model M]
 
 `make demo` (scripts/demo.py) trains a policy first and passes it here with --policy.
 1. takes the policy given with --policy (else the shipped one) and checks its contract;
-2. starts the rehearsal as separate processes — the MuJoCo Go2 speaking unitree_sdk2 DDS, the
-   policy node, and the state estimator and safety monitor where installed — each with its
-   package's parameters file, as in launch/go2_rehearsal.launch.py (paths and domain overridden);
+2. starts the rehearsal as separate processes — the MuJoCo robot speaking its wire (the Go2's
+   unitree_sdk2 DDS, or the Go1's unitree_legged_sdk UDP with the safety monitor as the link's
+   gateway), the policy node, and the state estimator and safety monitor where installed — each
+   with its package's parameters file, as in launch/<robot>_rehearsal.launch.py (paths, domain
+   and ports overridden);
 3. drives a scripted session through the policy node's services and cmd_vel: stand up, walk
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
@@ -29,12 +32,15 @@ from pathlib import Path
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import (
-    NODES,
     REHEARSAL_NICENESS,
     REPO_ROOT,
     ProcessGroup,
+    go1_ports,
     launch_rehearsal,
+    link_params,
+    rehearsal_nodes,
     shipped_policy_path,
+    sim_node,
 )
 from surrogait_rehearsal.report import RunFiles, build_report
 
@@ -59,20 +65,19 @@ def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     if args.policy:
         return Path(args.policy).resolve(), args.policy_source or "given with --policy"
     if args.use_shipped_policy:
-        return shipped_policy_path(), "the shipped policy (--use-shipped-policy)"
-    return shipped_policy_path(), "the shipped policy (no --policy given)"
+        return shipped_policy_path(args.robot), "the shipped policy (--use-shipped-policy)"
+    return shipped_policy_path(args.robot), "the shipped policy (no --policy given)"
 
 
 def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: Path) -> dict:
-    common = {"dds_domain": args.domain, "network_interface": "lo"}
-    return {
-        "go2_sim": {**common, "log_path": str(run_dir / "sim_log.npz"), "motor_model": args.motor_model,
-                    "video_path": "" if args.no_video else str(run_dir / "robot.mp4")},
-        "estimator_node": common,
-        "safety_monitor": {**common, "fault_log_path": str(run_dir / "safety_fault_log.jsonl"),
-                           "policy_path": str(policy)},
-        "policy_node": {**common, "policy_path": str(policy), "timing_log_path": str(run_dir / "policy_timing.npz")},
+    own = {
+        sim_node(args.robot): {"log_path": str(run_dir / "sim_log.npz"), "motor_model": args.motor_model,
+                               "video_path": "" if args.no_video else str(run_dir / "robot.mp4")},
+        "estimator_node": {},
+        "safety_monitor": {"fault_log_path": str(run_dir / "safety_fault_log.jsonl"), "policy_path": str(policy)},
+        "policy_node": {"policy_path": str(policy), "timing_log_path": str(run_dir / "policy_timing.npz")},
     }[name]
+    return {**link_params(args.robot, args.domain)[name], **own}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -80,6 +85,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--use-shipped-policy", action="store_true", help="rehearse the shipped policy (the default)")
     source.add_argument("--policy", help="rehearse this exported ONNX policy")
+    parser.add_argument("--robot", choices=("go2", "go1"), default="go2",
+                        help="the robot rehearsed: go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP)")
     parser.add_argument("--policy-source", default=None,
                         help="where the --policy file came from, for the report (e.g. 'trained here for 120 s')")
     parser.add_argument("--quick", action="store_true", help="short segments")
@@ -111,18 +118,20 @@ def main(argv: list[str] | None = None) -> int:
 
     say("[1/4] policy")
     policy, policy_source = get_policy(args)
-    contract = OnnxPolicy(policy, robot="go2").contract  # refuses a bad file before anything starts
+    contract = OnnxPolicy(policy, robot=args.robot).contract  # refuses a bad file before anything starts
     say(f"  {policy} ({policy_source}); {contract.obs_size} obs -> {contract.action_size} actions, "
         f"{1 / contract.control_dt_s:.0f} Hz, gait {contract.gait.name}")
 
-    say(f"[2/4] rehearsal processes (DDS domain {args.domain} on lo; logs in {run_dir / 'logs'})")
+    wire = (f"Go1 UDP on 127.0.0.1 ports {go1_ports(args.domain).robot}.." if args.robot == "go1"
+            else f"DDS domain {args.domain} on lo")
+    say(f"[2/4] rehearsal processes ({args.robot}: {wire}; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0
     segments = demo_segments(args.quick)
     operator = None
     group = ProcessGroup(run_dir / "logs", args.domain, config_dir=run_dir / "config", niceness=REHEARSAL_NICENESS)
     try:
         operator = Operator(args.domain, log=say, name="surrogait_demo")
-        overrides = {name: node_overrides(name, args, run_dir, policy) for name in NODES}
+        overrides = {name: node_overrides(name, args, run_dir, policy) for name in rehearsal_nodes(args.robot)}
         try:
             launch_rehearsal(group, operator, overrides, log=say)
             run_session(operator, group, segments)
@@ -163,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     files = RunFiles(session=run_dir / "session.npz", sim_log=_existing(run_dir / "sim_log.npz"),
                      timing=_existing(run_dir / "policy_timing.npz"),
                      fault_log=_existing(run_dir / "safety_fault_log.jsonl"), video=_existing(run_dir / "robot.mp4"))
-    info = {"run": run_dir.name, "policy_path": str(policy), "policy_source": policy_source,
+    info = {"run": run_dir.name, "robot": args.robot, "policy_path": str(policy), "policy_source": policy_source,
             "processes": [c.name for c in group.children],
             "outcome": outcome, "quick": args.quick,
             "machine": f"{platform.node()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}"}

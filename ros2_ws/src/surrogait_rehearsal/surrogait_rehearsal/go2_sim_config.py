@@ -1,28 +1,42 @@
 """The simulator process's parameters: one table (`SimNodeConfig`), read and checked without ROS.
 
 The node declares exactly these parameters (`surrogait_core.runtime.ros_node.declare_params`); the tests
-build the same table from a dict with `SimNodeConfig.from_params`.
+build the same table from a dict with `SimNodeConfig.from_params`. `go1_sim` declares the same table
+with the Go1 as its default robot (`Go1SimNodeConfig`).
+
+The robot decides the wire: a Go2 speaks unitree_sdk2 DDS (`dds_domain`, `network_interface`,
+`lowstate_rate_hz`), a Go1 unitree_legged_sdk UDP (`udp_host`, `udp_port`, `udp_tap_port`); the
+other robot's parameters are ignored and not checked.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import ipaddress
 from collections.abc import Mapping
 
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.wire import go1_wire
 from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
 
 
 @dataclasses.dataclass(frozen=True)
 class SimNodeConfig:
-    robot: str = param("go2", "robot model; only go2 speaks unitree_sdk2 DDS")
-    dds_domain: int = param(1, "DDS domain of rt/lowstate and rt/lowcmd (the robot uses 0; simulators "
+    robot: str = param("go2", "robot model and its wire: go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP)")
+    dds_domain: int = param(1, "go2 only: DDS domain of rt/lowstate and rt/lowcmd (the robot uses 0; simulators "
                                "conventionally 1)")
-    network_interface: str = param("lo", "network interface for unitree_sdk2 DDS, e.g. lo or eth0")
+    network_interface: str = param("lo", "go2 only: network interface for unitree_sdk2 DDS, e.g. lo or eth0")
+    udp_host: str = param("127.0.0.1", "go1 only: IPv4 address the robot's UDP socket binds (the real Go1 is "
+                                       f"{go1_wire.ROBOT_IP})")
+    udp_port: int = param(go1_wire.ROBOT_PORT, "go1 only: UDP port of the robot's socket (the Go1's low-level "
+                                               f"port is {go1_wire.ROBOT_PORT})")
+    udp_tap_port: int = param(0, "go1 only: copy every accepted LowCmd and every LowState sent, raw, to "
+                                 "127.0.0.1:<this port> for scoring (0 = off)")
     physics_dt: float = param(0.002, "physics and motor-PD step, s (<= 0.002: the drivers run PD at >= 500 Hz)")
-    lowstate_rate_hz: float = param(500.0, "rt/lowstate rate, Hz (the Go2 publishes at 500 Hz; >= 200)")
+    lowstate_rate_hz: float = param(500.0, "go2 only: rt/lowstate rate, Hz (the Go2 publishes at 500 Hz; >= 200); "
+                                           "a Go1 answers each accepted LowCmd with one LowState instead")
     ground_truth_rate_hz: float = param(100.0, "ground-truth odometry rate, Hz")
     initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on) or stand (keyframe)")
     motor_model: str = param("driver", "when the motor PD runs: driver (every physics step, as the robot's "
@@ -52,17 +66,18 @@ class SimNodeConfig:
 
     def validate(self) -> None:
         """Values the simulator cannot run with raise ParamError (run by `read_params`)."""
-        if self.robot != "go2":
-            hint = "" if self.robot not in ROBOTS else " (the Go1 speaks a UDP protocol, not unitree_sdk2 DDS)"
-            raise ParamError(f"robot {self.robot!r}: this simulator is a Go2{hint}")
-        if not 0 <= self.dds_domain <= 232:
+        if self.robot not in ROBOTS:
+            raise ParamError(f"robot {self.robot!r}: expected go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP)")
+        if self.robot == "go2" and not 0 <= self.dds_domain <= 232:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
+        if self.robot == "go1":
+            self._validate_udp()
         try:
             self.sim.validate()
         except SimConfigError as e:
             raise ParamError(str(e)) from e
         physics_rate = 1.0 / self.sim.physics_dt_s
-        if not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
+        if self.robot == "go2" and not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
             raise ParamError(f"lowstate_rate_hz {self.lowstate_rate_hz} must be in [200, {physics_rate:g}] "
                              "(at least 200 Hz, at most the physics rate)")
         for name in ("ground_truth_rate_hz", "log_rate_hz", "video_fps"):
@@ -83,7 +98,22 @@ class SimNodeConfig:
             raise ParamError(f"log_path {self.log_path!r}: the recording is an .npz file, name it *.npz")
         if self.video_width < 16 or self.video_height < 16:
             raise ParamError(f"video size {self.video_width}x{self.video_height} is too small")
-        check_interface(self.network_interface)
+        if self.robot == "go2":
+            check_interface(self.network_interface)
+
+    def _validate_udp(self) -> None:
+        try:
+            ipaddress.IPv4Address(self.udp_host)
+        except ValueError:
+            raise ParamError(f"udp_host {self.udp_host!r} must be an IPv4 address such as 127.0.0.1 (rehearsal) or "
+                             f"{go1_wire.ROBOT_IP} (the robot's)") from None
+        if not 1 <= self.udp_port <= 65535:
+            raise ParamError(f"udp_port {self.udp_port} must be in 1..65535 (the Go1's is {go1_wire.ROBOT_PORT})")
+        if not 0 <= self.udp_tap_port <= 65535:
+            raise ParamError(f"udp_tap_port {self.udp_tap_port} must be in 0..65535 (0 = no tap)")
+        if self.udp_tap_port == self.udp_port:
+            raise ParamError(f"udp_tap_port {self.udp_tap_port} is udp_port: the tap's copies would come back to "
+                             "the robot's own socket; choose another port (or 0 = no tap)")
 
     @functools.cached_property
     def sim(self) -> SimConfig:
@@ -98,6 +128,13 @@ class SimNodeConfig:
             imu_acc_noise_std=self.imu_acc_noise_std,
             seed=self.seed,
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class Go1SimNodeConfig(SimNodeConfig):
+    """`go1_sim`'s table: the same parameters, a Go1 unless told otherwise."""
+
+    robot: str = param("go1", "robot model and its wire: go1 (unitree_legged_sdk UDP) or go2 (unitree_sdk2 DDS)")
 
 
 PARAMETERS = parameter_table(SimNodeConfig)  # name: (default, description)

@@ -1,20 +1,22 @@
-"""The rehearsal simulator process: a MuJoCo Go2 that speaks the robot's unitree_sdk2 DDS protocol.
+"""The rehearsal simulator process: a MuJoCo Go2 (or Go1) that speaks the robot's low-level protocol.
 
     go2_sim --ros-args --params-file config/go2_sim.yaml
+    go1_sim --ros-args --params-file config/go1_sim.yaml     (go1_sim_node: the same node, a Go1 by default)
 
-Robot side (unitree_sdk2py, DDS domain `dds_domain` on `network_interface`): publishes
-rt/lowstate at `lowstate_rate_hz`, takes rt/lowcmd (CRC, head and level flag checked; bad ones
-dropped and counted) and runs the motors' PD from the last valid one: at every physics step
-(`motor_model: driver`, as the robot) or once per arriving LowCmd, torque held
+Robot side, `robot: go2` (unitree_sdk2py, DDS domain `dds_domain` on `network_interface`):
+publishes rt/lowstate at `lowstate_rate_hz`, takes rt/lowcmd. `robot: go1` (no DDS at all): the
+robot's end of unitree_legged_sdk's UDP link at `udp_host`:`udp_port`, answering each accepted
+LowCmd with one LowState (go1_udp_robot). Either way bad LowCmds (length, CRC, head, level flag,
+non-finite) are dropped and counted, and the motors run their PD from the last valid one: at
+every physics step (`motor_model: driver`, as the robot) or once per arriving LowCmd, torque held
 (`on_command`). Before the first valid LowCmd the motors are passive.
 
 ROS side (ROS_DOMAIN_ID from the environment), for scoring and fault injection only:
   sim/ground_truth (nav_msgs/Odometry: world pose, body-frame twist), sim/push (Twist),
   sim/gamepad (Joy -> wireless_remote), sim/lowstate_enabled (SetBool), /diagnostics.
 
-The physics loop runs on the main thread with absolute deadlines; ROS callbacks run on an
-executor thread and DDS callbacks on the SDK's listener thread; they only exchange small
-values under a lock.
+The physics loop runs on the main thread with absolute deadlines and polls the robot's wire at
+every step; ROS callbacks run on an executor thread; they only exchange small values under a lock.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_
 from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
-from surrogait_rehearsal.lowstate_writer import LowStateWriter
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
 from surrogait_rehearsal.sim_time import SimTimeEvery
 
@@ -64,20 +65,85 @@ class SimIO:
         self.lowstates_published = 0
 
 
-class Go2SimNode(Node):
-    """The simulator process: the MuJoCo Go2 on the robot's DDS wire, and its ROS side (ground truth,
-    fault injection, diagnostics). `run` steps the physics on the calling (main) thread and spins
-    the ROS executor on its own thread."""
+class Go2DdsLink:
+    """The Go2's end of unitree_sdk2 DDS: rt/lowcmd polled into the gate before each step (at 500 Hz a
+    Python callback per message competed with the physics loop for the GIL), rt/lowstate published
+    at `lowstate_rate_hz` of simulated time after it."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, config: SimNodeConfig, dt_s: float) -> None:
         from cyclonedds.domain import DomainParticipant
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
         from surrogait_core.wire.lowcmd_stream import LowCmdStream
+        from surrogait_rehearsal.lowstate_writer import LowStateWriter
 
-        self.config = config = declare_params(self, SimNodeConfig)
+        try:
+            ChannelFactoryInitialize(config.dds_domain, config.network_interface)
+        except Exception as e:
+            raise ParamError(f"cannot start DDS on domain {config.dds_domain}, interface "
+                             f"{config.network_interface!r}: {e}") from e
+        self._publisher = ChannelPublisher(go2_wire.LOWSTATE_TOPIC, LowState_)
+        self._publisher.Init()
+        # After ChannelFactoryInitialize: its configuration (the interface) applies.
+        self._stream = LowCmdStream(DomainParticipant(config.dds_domain))
+        self._writer = LowStateWriter()
+        self._due = SimTimeEvery(config.lowstate_rate_hz, dt_s)
+        self.ready_line = (f"Go2 simulator: DDS domain {config.dds_domain} on {config.network_interface}, "
+                           f"physics {1.0 / dt_s:.0f} Hz, lowstate {config.lowstate_rate_hz:g} Hz")
+
+    def before_step(self, sim: Go2Sim, gate: LowCmdGate, lowstate_enabled: bool, wireless_remote: list[int]) -> int:
+        for data, _ in self._stream.poll():
+            gate.receive_sample(data)
+        return 0
+
+    def after_step(self, sim: Go2Sim, lowstate_enabled: bool, wireless_remote: list[int]) -> int:
+        t = sim.time_s
+        if not (self._due.due(t) and lowstate_enabled):
+            return 0
+        self._publisher.Write(self._writer.fill(sim.readout(), int(round(t * 1000.0)), wireless_remote))
+        return 1
+
+    def close(self) -> None:
+        self._publisher.Close()
+
+
+class Go1UdpLink:
+    """The Go1's end of unitree_legged_sdk's UDP link (go1_udp_robot): LowCmds judged and answered
+    before each step, so each LowState reports the state measured before its command acts."""
+
+    def __init__(self, config: SimNodeConfig, gate: LowCmdGate, dt_s: float) -> None:
+        from surrogait_rehearsal.go1_udp_robot import Go1UdpRobot
+
+        try:
+            self.robot = Go1UdpRobot(gate, config.udp_host, config.udp_port, config.udp_tap_port)
+        except OSError as e:
+            raise ParamError(f"cannot bind the robot's UDP socket at {config.udp_host}:{config.udp_port}: "
+                             f"{e.strerror or e} (another simulator on that port? udp_host must be an address "
+                             "of this machine)") from e
+        host, port = self.robot.address
+        tap = f", tap 127.0.0.1:{config.udp_tap_port}" if config.udp_tap_port else ""
+        self.ready_line = (f"Go1 simulator: UDP {host}:{port}{tap}, physics {1.0 / dt_s:.0f} Hz, "
+                           "one LowState per accepted LowCmd")
+
+    def before_step(self, sim: Go2Sim, gate: LowCmdGate, lowstate_enabled: bool, wireless_remote: list[int]) -> int:
+        return self.robot.exchange(sim, lowstate_enabled, bytes(wireless_remote))
+
+    def after_step(self, sim: Go2Sim, lowstate_enabled: bool, wireless_remote: list[int]) -> int:
+        return 0
+
+    def close(self) -> None:
+        self.robot.close()
+
+
+class Go2SimNode(Node):
+    """The simulator process: the MuJoCo robot on its wire (Go2DdsLink or Go1UdpLink), and its ROS side
+    (ground truth, fault injection, diagnostics). `run` steps the physics on the calling (main) thread
+    and spins the ROS executor on its own thread."""
+
+    def __init__(self, node_name: str = NODE_NAME, config_class: type[SimNodeConfig] = SimNodeConfig) -> None:
+        super().__init__(node_name)
+        self.config = config = declare_params(self, config_class)
         for name, path in (("video_path", config.video_path), ("log_path", config.log_path)):
             if path:
                 try:
@@ -96,15 +162,10 @@ class Go2SimNode(Node):
         self.sim = Go2Sim(config.sim)
         self.gate = LowCmdGate()
         self.io = SimIO()
-        try:
-            ChannelFactoryInitialize(config.dds_domain, config.network_interface)
-        except Exception as e:
-            raise ParamError(f"cannot start DDS on domain {config.dds_domain}, interface "
-                             f"{config.network_interface!r}: {e}") from e
-        self._lowstate_pub = ChannelPublisher(go2_wire.LOWSTATE_TOPIC, LowState_)
-        self._lowstate_pub.Init()
-        # After ChannelFactoryInitialize: its configuration (the interface) applies.
-        self._lowcmd_stream = LowCmdStream(DomainParticipant(config.dds_domain))
+        dt = self.sim.model.opt.timestep
+        self.link = Go1UdpLink(config, self.gate, dt) if config.robot == "go1" else Go2DdsLink(config, dt)
+        # What the fault injection stops, in the robot's terms.
+        self._lowstate_name = "LowState replies" if config.robot == "go1" else "rt/lowstate"
 
         self._odom_pub = self.create_publisher(Odometry, interfaces.SIM_GROUND_TRUTH, 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
@@ -135,13 +196,12 @@ class Go2SimNode(Node):
             if config.video_path:
                 video = VideoRecorder(sim.spec.scene_path, config.video_path, config.video_fps, config.video_width,
                                       config.video_height)
-            log.info(f"Go2 simulator: DDS domain {config.dds_domain} on {config.network_interface}, "
-                     f"physics {1.0 / sim.model.opt.timestep:.0f} Hz, lowstate {config.lowstate_rate_hz:g} Hz, "
-                     f"start {config.sim.initial_pose}, realtime factor {config.realtime_factor:g}, "
-                     f"motor model {config.sim.motor_model} ({MOTOR_MODELS[config.sim.motor_model]})")
+            log.info(f"{self.link.ready_line}, start {config.sim.initial_pose}, realtime factor "
+                     f"{config.realtime_factor:g}, motor model {config.sim.motor_model} "
+                     f"({MOTOR_MODELS[config.sim.motor_model]})")
             t0 = time.monotonic()
-            run_physics(sim, config, self.gate, self.io, self._lowstate_pub.Write, self.publish_ground_truth, stop,
-                        recorder, video, self, self._lowcmd_stream)
+            run_physics(sim, config, self.gate, self.io, self.link, self.publish_ground_truth, stop,
+                        recorder, video, self)
             wall = time.monotonic() - t0
             stats = self.gate.snapshot()
             log.info(f"stopped at sim time {sim.time_s:.2f} s after {wall:.2f} s wall; LowCmds accepted "
@@ -163,7 +223,7 @@ class Go2SimNode(Node):
                 log.info(f"recording: {config.log_path} ({recorder.num_rows} rows)")
             executor.shutdown(timeout_sec=2.0)
             spin.join(timeout=2.0)
-            self._lowstate_pub.Close()
+            self.link.close()
         return exit_code
 
     # ---- ROS side: scoring and fault injection only; no physics here -------------------------
@@ -188,7 +248,7 @@ class Go2SimNode(Node):
         with self.io.lock:
             self.io.lowstate_enabled = bool(request.data)
         response.success = True
-        response.message = f"rt/lowstate {'enabled' if request.data else 'stopped'}"
+        response.message = f"{self._lowstate_name} {'enabled' if request.data else 'stopped'}"
         self.get_logger().warning(response.message)
         return response
 
@@ -208,7 +268,7 @@ class Go2SimNode(Node):
         with self.io.lock:
             rtf, late, resyncs = self.io.realtime_factor, self.io.late_steps, self.io.resyncs
             enabled, published = self.io.lowstate_enabled, self.io.lowstates_published
-        status = DiagnosticStatus(name="go2_sim", hardware_id="mujoco_go2")
+        status = DiagnosticStatus(name=self.get_name(), hardware_id=f"mujoco_{self.config.robot}")
         values = {
             "sim_time_s": f"{self.sim_time_s:.3f}",
             "motor_model": self.config.sim.motor_model,
@@ -221,6 +281,8 @@ class Go2SimNode(Node):
             "lowstate_enabled": str(enabled),
             "lowstates_published": str(published),
         }
+        if isinstance(self.link, Go1UdpLink):
+            values["udp_send_errors"] = str(self.link.robot.send_errors)
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         problems = []
         if stats.dropped_total:
@@ -228,7 +290,7 @@ class Go2SimNode(Node):
         if self.config.realtime_factor > 0 and rtf < 0.9 * self.config.realtime_factor:
             problems.append(f"behind real time (factor {rtf:.2f})")
         if not enabled:
-            problems.append("rt/lowstate stopped (fault injection)")
+            problems.append(f"{self._lowstate_name} stopped (fault injection)")
         status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
         status.message = "; ".join(problems) or "running"
         arr = DiagnosticArray(status=[status])
@@ -236,19 +298,16 @@ class Go2SimNode(Node):
         self._diag_pub.publish(arr)
 
 
-def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO, publish_lowstate,
-                publish_ground_truth, stop: threading.Event, recorder=None, video=None, node=None,
-                lowcmd_stream=None) -> None:
-    """The real-time loop: motor torques + physics every step, then whatever is due (lowstate, ground truth, logs).
+def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO, link: Go2DdsLink | Go1UdpLink,
+                publish_ground_truth, stop: threading.Event, recorder=None, video=None, node=None) -> None:
+    """The real-time loop: the robot's wire (`link`), motor torques + physics every step, then whatever
+    is due (lowstate, ground truth, logs).
 
     A LowCmd that arrives during a step is seen at the start of the next one (its sequence number
     changed): under `on_command` that is when its torque is computed, from the state measured then.
-    `lowcmd_stream` (a LowCmdStream) is polled here at every step rather than handled by a DDS listener:
-    at 500 Hz a Python callback per message competed with this loop for the GIL. `node` (the
-    Go2SimNode) is told the simulated time for its diagnostics.
+    `node` (the Go2SimNode) is told the simulated time for its diagnostics.
     """
     dt = sim.model.opt.timestep
-    writer = LowStateWriter()
     # Everything allocated so far (ROS, DDS, MuJoCo, numpy) lives until exit: exempt it from the
     # cyclic garbage collector: a full pass over this heap took ~60 ms here, 30 missed physics steps.
     gc.collect()
@@ -256,7 +315,6 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
     # Anchored after the set-up, so no catch-up burst. Catching up on stalls of up to 0.1 s keeps
     # simulated time on wall time; after a longer one (a suspended process) it skips ahead.
     pacer = DeadlineScheduler(dt, realtime_factor=config.realtime_factor, max_lag_s=0.1)
-    lowstate_due = SimTimeEvery(config.lowstate_rate_hz, dt)
     gt_due = SimTimeEvery(config.ground_truth_rate_hz, dt)
     stats_due = SimTimeEvery(10.0, dt)
     while not stop.is_set():
@@ -266,16 +324,14 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
             enabled, remote = io.lowstate_enabled, io.wireless_remote
         if push is not None:
             sim.push(*push)
-        if lowcmd_stream is not None:
-            for data, _ in lowcmd_stream.poll():
-                gate.receive_sample(data)
+        sent = link.before_step(sim, gate, enabled, remote)
         cmd_seq, cmd = gate.latest_numbered()
         sim.step(cmd, cmd_seq)
         t = sim.time_s
-        if lowstate_due.due(t) and enabled:
-            publish_lowstate(writer.fill(sim.readout(), int(round(t * 1000.0)), remote))
+        sent += link.after_step(sim, enabled, remote)
+        if sent:
             with io.lock:
-                io.lowstates_published += 1
+                io.lowstates_published += sent
         if gt_due.due(t):
             publish_ground_truth(sim.ground_truth())
         if recorder is not None:
@@ -292,9 +348,9 @@ def run_physics(sim: Go2Sim, config: SimNodeConfig, gate: LowCmdGate, io: SimIO,
             break
 
 
-def main() -> None:
-    """Console-script entry point (`go2_sim`)."""
-    code = run_node(Go2SimNode, NODE_NAME)
+def run_simulator(node_name: str = NODE_NAME, config_class: type[SimNodeConfig] = SimNodeConfig) -> None:
+    """Run the simulator process as node `node_name` with parameter table `config_class`, then exit."""
+    code = run_node(lambda: Go2SimNode(node_name, config_class), node_name)
     # Everything is written and closed by now. Leave without the interpreter's teardown: the DDS
     # libraries' global destructors (Fast DDS for ROS, Cyclone for the SDK) in the same process
     # can abort at exit ("terminate called without an active exception") on a loaded machine,
@@ -302,6 +358,11 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def main() -> None:
+    """Console-script entry point (`go2_sim`)."""
+    run_simulator(NODE_NAME, SimNodeConfig)
 
 
 if __name__ == "__main__":

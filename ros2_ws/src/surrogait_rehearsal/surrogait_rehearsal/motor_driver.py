@@ -1,4 +1,4 @@
-"""What a Go2 motor driver does with a LowCmd: validate it, then run a PD law on it.
+"""What a Go2 or Go1 motor driver does with a LowCmd: validate it, then run a PD law on it.
 
 The motor model says when the PD law runs: at every physics step (`driver`, as the robot's motor
 drivers) or once per arriving LowCmd, the torque then held (`on_command`, as some simulator
@@ -12,14 +12,15 @@ import threading
 
 import numpy as np
 
-from surrogait_core.wire import go2_wire
+from surrogait_core.wire import go1_wire, go2_wire
 from surrogait_core.wire.go2_wire import NUM_MOTORS, MotorCommands
 from surrogait_core.wire.lowcmd_stream import RepeatFilter
 from surrogait_core.wire.motor_driver_law import pd_torques
 
-__all__ = ["DROP_REASONS", "MOTOR_MODELS", "CommandStats", "LowCmdGate", "MotorTorques", "drop_reason", "pd_torques"]
+__all__ = ["DROP_REASONS", "MOTOR_MODELS", "CommandStats", "LowCmdGate", "MotorTorques", "drop_reason",
+           "go1_verdict", "pd_torques"]
 
-DROP_REASONS = ("crc", "head", "level_flag", "nonfinite")
+DROP_REASONS = ("length", "crc", "head", "level_flag", "nonfinite")  # "length": a Go1 UDP datagram only
 
 # name -> what it does (logged at start and in the parameter's description).
 MOTOR_MODELS: dict[str, str] = {
@@ -79,6 +80,19 @@ def drop_reason(cmd) -> str | None:
     return None
 
 
+def go1_verdict(packet: bytes) -> tuple[str | None, MotorCommands | None]:
+    """(why the Go1 would drop this UDP datagram, None; or None, its motor commands), checked in the
+    firmware's order (length, crc, head, level_flag), then non-finite targets as for the Go2."""
+    reason = go1_wire.lowcmd_drop_reason(packet)
+    if reason is not None:
+        return reason, None
+    motors = go1_wire.decode_lowcmd(packet).motors
+    # Gains and torque are fixed point on this wire (always finite); q and dq are float32.
+    if not (np.all(np.isfinite(motors.q)) and np.all(np.isfinite(motors.dq))):
+        return "nonfinite", None
+    return None, motors
+
+
 @dataclasses.dataclass
 class CommandStats:
     accepted: int = 0
@@ -92,8 +106,8 @@ class CommandStats:
 class LowCmdGate:
     """Holds the last valid LowCmd's motor commands; bad messages are counted and never reach a motor.
 
-    `receive` takes a decoded message, `receive_sample` one off the wire (CDR bytes); `latest` is
-    read by the physics thread.
+    `receive` takes a decoded message, `receive_sample` one off the Go2's wire (CDR bytes),
+    `receive_go1_packet` one off the Go1's (a UDP datagram); `latest` is read by the physics thread.
     """
 
     def __init__(self) -> None:
@@ -105,11 +119,16 @@ class LowCmdGate:
 
     def receive(self, cmd) -> bool:
         reason = drop_reason(cmd)
+        return self._count(reason, None if reason is not None else go2_wire.motor_commands(cmd))
+
+    def _count(self, reason: str | None, motors: MotorCommands | None) -> bool:
+        """Count one arriving command; `motors` (accepted only) replaces the latest unless None (a repeat)."""
         with self._lock:
             if reason is not None:
                 self.stats.dropped[reason] += 1
                 return False
-            self._latest = go2_wire.motor_commands(cmd)
+            if motors is not None:
+                self._latest = motors
             self.stats.accepted += 1
             return True
 
@@ -118,13 +137,7 @@ class LowCmdGate:
         at 500 Hz): a repeat gets the verdict of its first copy without being decoded and CRC-checked
         again (≈ 0.5 ms of Python each), and still counts as an arriving command."""
         if self._repeats.repeated(data):
-            reason = self._repeats.verdict
-            with self._lock:
-                if reason is not None:
-                    self.stats.dropped[reason] += 1
-                    return False
-                self.stats.accepted += 1
-                return True
+            return self._count(self._repeats.verdict, None)
         if self._decoder is None:
             from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
 
@@ -133,6 +146,15 @@ class LowCmdGate:
         accepted = self.receive(msg)
         self._repeats.remember(data, None if accepted else drop_reason(msg))
         return accepted
+
+    def receive_go1_packet(self, packet: bytes) -> bool:
+        """A Go1 LowCmd datagram (614 bytes when well formed). As with `receive_sample`, a datagram that
+        repeats the previous one byte for byte gets its verdict without being checked and decoded again."""
+        if self._repeats.repeated(packet):
+            return self._count(self._repeats.verdict, None)
+        reason, motors = go1_verdict(packet)
+        self._repeats.remember(packet, reason)
+        return self._count(reason, motors)
 
     def latest(self) -> MotorCommands | None:
         with self._lock:

@@ -298,6 +298,7 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
     lines = [
         f"# surrogait rehearsal — {info.get('run', run_dir.name)}",
         "",
+        f"- Robot: {info.get('robot', 'go2')}",
         f"- Policy: `{info.get('policy_path')}` ({info.get('policy_source')})",
         f"- Processes: {', '.join(info.get('processes', []))}",
         f"- Session: {info.get('outcome', '')}",

@@ -12,14 +12,24 @@ import dataclasses
 
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table
+from surrogait_core.wire import go1_wire
+from surrogait_core.wire.network_interface import udp_peer_problem
 
 
 @dataclasses.dataclass(frozen=True)
 class SafetyMonitorParams:
-    robot: str = param("go2", "robot model (its MJCF gives the limits and the leg kinematics)")
-    dds_domain: int = param(1, "unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1)")
-    network_interface: str = param("lo", "network interface for unitree_sdk2 DDS: the robot's Ethernet interface, "
-                                         "or lo in rehearsal")
+    robot: str = param("go2", "robot model (its MJCF gives the limits and the leg kinematics); go2 watches the "
+                              "DDS wire, go1 is the gateway of the UDP link (surrogait_safety.go1_gateway)")
+    dds_domain: int = param(1, "unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1); go2")
+    network_interface: str = param("lo", "network interface to the robot: unitree_sdk2 DDS (go2), or the one with "
+                                         "an address in the robot's subnet (go1); lo in rehearsal")
+    udp_robot_ip: str = param(go1_wire.ROBOT_IP, "go1: the robot's low-level UDP address (127.0.0.1 in rehearsal)")
+    udp_robot_port: int = param(go1_wire.ROBOT_PORT, "go1: the robot's low-level UDP port")
+    udp_robot_local_port: int = param(go1_wire.LOCAL_PORT, "go1: this gateway's port towards the robot")
+    udp_policy_port: int = param(go1_wire.MONITOR_POLICY_PORT, "go1: the port (127.0.0.1) the policy node sends "
+                                                                "its LowCmds to; its LowStates come back from it")
+    udp_estimator_port: int = param(go1_wire.ESTIMATOR_LOWSTATE_PORT, "go1: every LowState is also forwarded to "
+                                                                       "127.0.0.1 at this port (0 = none)")
     check_rate_hz: float = param(200.0, "rate of the checks, Hz (20..2000, at least the policy's control rate)")
     realtime_priority: int = param(0, "SCHED_FIFO priority of the process, 1..99 (0 = normal scheduling; needs "
                                       "root or CAP_SYS_NICE)")
@@ -36,6 +46,17 @@ class SafetyMonitorParams:
         if not 0 <= self.realtime_priority <= 99:
             raise ParamError(f"parameter 'realtime_priority' must be an integer 0..99, got {self.realtime_priority!r}")
         check_interface(self.network_interface)
+        if self.robot == "go1":
+            if (problem := udp_peer_problem(self.network_interface, self.udp_robot_ip)) is not None:
+                raise ParamError(f"parameters 'network_interface' / 'udp_robot_ip': {problem}")
+            ports = {"udp_robot_port": self.udp_robot_port, "udp_robot_local_port": self.udp_robot_local_port,
+                     "udp_policy_port": self.udp_policy_port, "udp_estimator_port": self.udp_estimator_port}
+            for name, port in ports.items():
+                if not (0 if name == "udp_estimator_port" else 1) <= port <= 65535:
+                    raise ParamError(f"parameter {name!r} must be a UDP port 1..65535, got {port!r}")
+            if self.udp_policy_port in (self.udp_estimator_port, self.udp_robot_local_port):
+                raise ParamError(f"parameter 'udp_policy_port' {self.udp_policy_port} is also used for another "
+                                 "socket of the gateway: give each its own port")
         if not 0 <= self.dds_domain <= 232:
             raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.dds_domain!r}")
         if not 20.0 <= self.check_rate_hz <= 2000.0:

@@ -1,9 +1,14 @@
-"""safety_monitor: an independent watchdog on the Go2's DDS wire.
+"""safety_monitor: an independent watchdog on the robot's wire.
 
 A thin rclpy shell over `surrogait_core.safety.SafetyMonitor`:
-- DDS readers on rt/lowstate (newest sample) and rt/lowcmd (every sample, raw; ignoring this
+- Go2: DDS readers on rt/lowstate (newest sample) and rt/lowcmd (every sample, raw; ignoring this
   process's own writes, so the monitor only judges what *others* command), polled by the check
   thread, and a writer on rt/lowcmd for its own damping commands;
+- Go1: the gateway of the point-to-point UDP link (`surrogait_safety.go1_gateway`): the policy
+  node's LowCmds pass through the monitor, which judges each before it reaches the robot and sends
+  damping in its place once a rule is violated; it forwards the robot's LowStates back to the
+  policy node and to the estimator, and keeps damping commands flowing while nobody drives the
+  motors (the Go1 only answers commands). docs/go1.md says what this can and cannot guarantee;
 - the policy file's contract (metadata only): the control period and the soft joint range;
 - ROS inputs: the estimator's odometry (base height, trusted only while its reported standard
   deviation is small), the policy's state, e-stop topic/service;
@@ -15,6 +20,7 @@ A thin rclpy shell over `surrogait_core.safety.SafetyMonitor`:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import threading
@@ -39,12 +45,18 @@ from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
 from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
-from surrogait_core.wire import go2_wire
+from surrogait_core.wire import go1_wire, go2_wire
 from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
+from surrogait_core.wire.network_interface import interface_ipv4
+from surrogait_safety.go1_gateway import GatewayAddresses, Go1Gateway
 from surrogait_safety.params import PARAMETERS, SafetyMonitorParams  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "safety_monitor"
 THRESHOLD_PREFIX = "thresholds."
+# Go1: damping commands this often while nobody drives the motors. The Go1 answers commands only, so
+# without them there would be no LowState (no estimator, no e-stop from the gamepad) until the policy
+# node streams; a passive robot under damping is what the policy node itself commands while PASSIVE.
+GO1_KEEPALIVE_S = 0.02
 
 
 def expand_log_path(path: str) -> str:
@@ -101,17 +113,11 @@ class SafetyMonitorNode(Node):
         # The watchdog must not be starved into false "stale" verdicts (or late real ones).
         if self.params.realtime_priority and not try_realtime(self.params.realtime_priority):
             self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
-        from cyclonedds.domain import DomainParticipant
-        from cyclonedds.pub import DataWriter
-        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
-
         self.lock = threading.Lock()
         self.monitor = SafetyMonitor(self.th)
         self.height_from_legs = LegKinematicsHeight(self.spec)
         self.log = FaultLog(self.log_path)
-        self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, DDS domain "
-                       f"{self.params.dds_domain} on {self.params.network_interface})",
+        self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, {self._wire_name()})",
                        values=self._config_summary(), action="OK")
         self._raw_state = None
         self._raw_state_t = 0.0
@@ -119,17 +125,12 @@ class SafetyMonitorNode(Node):
         self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
         self._policy_state = ""
         self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
-
-        ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
-        # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
-        # writer and the rt/lowcmd reader, so the reader can ignore exactly the monitor's own writes.
-        participant = DomainParticipant(self.params.dds_domain)
-        self._cmd_stream = LowCmdStream(participant)
         self._cmd_repeats = RepeatFilter()
-        self._lowcmd_type = LowCmd_
-        self._damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
-        self._writer = DataWriter(participant, self._cmd_stream.topic)
-        self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
+        self.gateway: Go1Gateway | None = None
+        if self.spec.name == "go1":
+            self._open_go1_gateway()
+        else:
+            self._open_go2_wire()
 
         latched_qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                                  reliability=ReliabilityPolicy.RELIABLE)
@@ -149,13 +150,53 @@ class SafetyMonitorNode(Node):
         self._running = threading.Event()
         self._running.set()
         self._check_thread = threading.Thread(target=self._check_loop, name="safety_checks", daemon=True)
-        self.get_logger().info(f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on DDS domain "
-                               f"{self.params.dds_domain} ({self.params.network_interface}) at "
-                               f"{self.params.check_rate_hz:.0f} Hz for the policy {self.params.policy_path} "
-                               f"({1 / self.th.control_period_s:.0f} Hz control); fault log {self.log.path}")
+        watching = (f"gateway {self.params.network_interface} {self._wire_name()}" if self.gateway is not None else
+                    f"watching {go2_wire.LOWSTATE_TOPIC} and {go2_wire.LOWCMD_TOPIC} on {self._wire_name()}")
+        self.get_logger().info(f"{watching} at {self.params.check_rate_hz:.0f} Hz for the policy "
+                               f"{self.params.policy_path} ({1 / self.th.control_period_s:.0f} Hz control); fault "
+                               f"log {self.log.path}")
+
+    def _wire_name(self) -> str:
+        p = self.params
+        if self.spec.name == "go1":
+            return (f"UDP 127.0.0.1:{p.udp_policy_port} (policy node) <-> {p.udp_robot_ip}:{p.udp_robot_port} "
+                    f"(robot) from port {p.udp_robot_local_port}")
+        return f"DDS domain {p.dds_domain} ({p.network_interface})"
+
+    def _open_go2_wire(self) -> None:
+        from cyclonedds.domain import DomainParticipant
+        from cyclonedds.pub import DataWriter
+        from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+
+        ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
+        # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
+        # writer and the rt/lowcmd reader, so the reader can ignore exactly the monitor's own writes.
+        participant = DomainParticipant(self.params.dds_domain)
+        self._cmd_stream = LowCmdStream(participant)
+        self._lowcmd_type = LowCmd_
+        damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
+        writer = DataWriter(participant, self._cmd_stream.topic)
+        self._send_damping = lambda: writer.write(damping_msg)
+        self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
+
+    def _open_go1_gateway(self) -> None:
+        p = self.params
+        self._damping_packet = go1_wire.damping_lowcmd(self.th.damping_kd)
+        self._latest_lowstate: tuple[bytes, float] | None = None  # set by the gateway thread
+        addresses = GatewayAddresses(p.udp_robot_ip, p.udp_robot_port, p.udp_robot_local_port, p.udp_policy_port,
+                                     p.udp_estimator_port)
+        bind_ip = "" if p.udp_robot_ip.startswith("127.") else (interface_ipv4(p.network_interface) or "")
+        self.gateway = Go1Gateway(addresses, self._judge_go1_lowcmd, self._on_go1_lowstate, self._damping_packet,
+                                  bind_ip)
+        self._send_damping = lambda: self.gateway.send_to_robot(self._damping_packet)
+        # Every command waits in the gateway for its thread: hand the GIL over quickly (as the policy node does).
+        sys.setswitchinterval(0.0001)
 
     def start(self) -> None:
-        """Start the check thread, then freeze the start-up heap out of garbage collection."""
+        """Start the gateway (Go1) and the check thread, then freeze the start-up heap out of garbage collection."""
+        if self.gateway is not None:
+            self.gateway.start()
         self._check_thread.start()
         # A full garbage collection over the start-up heap stopped the rt/lowcmd listener for 43 ms in a
         # rehearsal: silence the monitor itself had made up. Started, its heap is frozen (see realtime).
@@ -197,7 +238,10 @@ class SafetyMonitorNode(Node):
         th = {name: getattr(self.th, name) for name in TUNABLE_FIELDS}
         fault_lower, fault_upper = self.th.joint_pos_fault_limits()
         p = self.params
-        return {"robot": self.spec.name, "dds_domain": p.dds_domain, "network_interface": p.network_interface,
+        wire = ({"udp_robot": f"{p.udp_robot_ip}:{p.udp_robot_port}", "udp_robot_local_port": p.udp_robot_local_port,
+                 "udp_policy_port": p.udp_policy_port, "udp_estimator_port": p.udp_estimator_port}
+                if self.spec.name == "go1" else {"dds_domain": p.dds_domain})
+        return {"robot": self.spec.name, **wire, "network_interface": p.network_interface,
                 "check_rate_hz": p.check_rate_hz, "policy_path": p.policy_path,
                 "control_period_s": self.th.control_period_s, "thresholds": th,
                 "joint_pos_lower": self.th.joint_pos_lower.tolist(),
@@ -210,6 +254,9 @@ class SafetyMonitorNode(Node):
 
     # --- the wire (polled by the check thread, under self.lock) --------------------------
     def _poll_wire(self):
+        if self.gateway is not None:
+            self._refresh_go1_state()  # the gateway's thread feeds the commands
+            return
         self._refresh_state()  # first: the command rules judge a command against the newest state
         for data, arrival_t in self._cmd_stream.poll():
             if self._cmd_repeats.repeated(data):
@@ -230,6 +277,45 @@ class SafetyMonitorNode(Node):
             self._cmd_repeats.remember(data, cmd)
             self.counts["lowcmd"] += 1
             self.monitor.on_lowcmd(cmd, arrival_t)
+
+    # --- Go1: the gateway's callbacks (its thread) -------------------------------------------
+    def _judge_go1_lowcmd(self, packet: bytes, arrival_t: float) -> bytes | None:
+        """What reaches the robot for this packet from the policy node: itself, damping instead, or nothing."""
+        with self.lock:
+            if self._cmd_repeats.repeated(packet):
+                cmd = self._cmd_repeats.verdict
+                if cmd is None:
+                    self.counts["lowcmd_dropped"] += 1
+                    return None
+                self.counts["lowcmd_repeated"] += 1
+                self.monitor.on_lowcmd(cmd, arrival_t, repeated=True)
+            else:
+                if go1_wire.lowcmd_drop_reason(packet) is not None:  # the robot would drop it: so does the gateway
+                    self._cmd_repeats.remember(packet, None)
+                    self.counts["lowcmd_dropped"] += 1
+                    return None
+                cmd = go1_wire.decode_lowcmd(packet).motors
+                self._cmd_repeats.remember(packet, cmd)
+                self.counts["lowcmd"] += 1
+                self.monitor.on_lowcmd(cmd, arrival_t)
+            if self.monitor.command_refused():
+                self.monitor.on_own_damping(arrival_t)  # what the motors got is the monitor's damping
+                return self._damping_packet
+        return packet
+
+    def _on_go1_lowstate(self, packet: bytes, arrival_t: float) -> None:
+        self._latest_lowstate = (packet, arrival_t)  # decoded by the check thread, only the newest
+
+    def _refresh_go1_state(self):
+        latest = self._latest_lowstate
+        if latest is None or latest[1] == self._decoded_state_t:
+            return
+        packet, arrival_t = latest
+        self._decoded_state_t = arrival_t
+        if go1_wire.lowstate_drop_reason(packet) is not None:
+            return  # not a LowState the SDK would take; the policy node refuses it too
+        self.counts["lowstate"] += 1
+        self.monitor.on_lowstate(go1_wire.decode_lowstate(packet), arrival_t)
 
     def _refresh_state(self):
         latest = self._state_reader.take_latest()
@@ -329,9 +415,13 @@ class SafetyMonitorNode(Node):
             self._update_base_height(now)
             result = self.monitor.check(now)
             if result.write_damping:
-                self._writer.write(self._damping_msg)
+                self._send_damping()
                 self.monitor.on_own_damping(time.monotonic())
                 self.counts["own_damping"] += 1
+            elif self.gateway is not None and not self.monitor.wire_stiff():
+                last = self.gateway.last_robot_send_s
+                if last is None or now - last > GO1_KEEPALIVE_S:
+                    self._send_damping()
         if result.state_changed:
             self._publish_state()
         for ev in result.events:
@@ -359,6 +449,9 @@ class SafetyMonitorNode(Node):
         """Stop the check thread and close the fault log with the counts."""
         self._running.clear()
         self._check_thread.join(timeout=1.0)
+        if self.gateway is not None:
+            self.gateway.stop()
+            self.counts.update({f"gateway_{k}": v for k, v in dataclasses.asdict(self.gateway.counts).items()})
         self.log.write("stop", detail="safety monitor stopped", values=dict(self.counts),
                        action="DAMP latched" if self.monitor.latched else "OK")
         self.log.close()

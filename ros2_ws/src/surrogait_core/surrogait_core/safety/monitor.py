@@ -155,6 +155,13 @@ class SafetyMonitor:
             return False
         return self.own_damping_t is None or self.cmd_t >= self.own_damping_t
 
+    def command_refused(self) -> bool:
+        """Must a gateway keep the latest command from the motors? Latched, or the command rules (or an
+        e-stop) found a violation that the next `check` will latch. (The Go1's monitor forwards each
+        command itself, so it can refuse one before it reaches the robot; on the Go2's shared wire
+        the monitor can only damp after it.)"""
+        return self.latched or bool(self._pending)
+
     def standing(self) -> bool:
         return self.policy_state in STANDING_POLICY_STATES and self.wire_stiff()
 

@@ -4,7 +4,8 @@
   commanded forward velocity exceeds a trigger; the file keeps the original's contract, so the
   policy node loads it as any policy and walks normally below the trigger.
 - `safety_fault_injector rogue ...`: a rogue LowCmd writer (a separate process, killed by the
-  test): stiff commands with one joint's target beyond its limit, or NaN.
+  test): stiff commands with one joint's target beyond its limit, or NaN — on the Go2's DDS wire,
+  or (`--robot go1 --udp-port P`) to the Go1 safety monitor's gateway where the policy node sends.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from surrogait_core.policy.contract import read_contract
 from surrogait_core.robot_spec import load_robot_spec
 
 NAN_TRIGGER_KEY = "surrogait.fault_injection"
+FIRST_ROGUE_LINE = "first rogue LowCmd sent at monotonic"  # + the time (CLOCK_MONOTONIC, any process's)
 
 
 def command_vx_index(contract) -> tuple[int, float]:
@@ -79,6 +81,42 @@ def rogue_lowcmd(robot: str, joint: str, target: float):
                                         np.full(n, spec.nominal_kd), np.zeros(n))
 
 
+def rogue_go1_packet(joint: str, target: float) -> bytes:
+    """The Go1 form of `rogue_lowcmd`, packed as the SDK would (NaN allowed: it is the fault)."""
+    from surrogait_core.wire import go1_wire
+
+    spec = load_robot_spec("go1")
+    if joint not in spec.joint_names:
+        raise ValueError(f"unknown joint {joint!r}; expected one of {', '.join(spec.joint_names)}")
+    q = spec.default_joint_pos.copy()
+    q[spec.joint_names.index(joint)] = target
+    n = spec.num_joints
+    return go1_wire.encode_lowcmd(q, np.zeros(n), np.full(n, spec.nominal_kp), np.full(n, spec.nominal_kd),
+                                  np.zeros(n), check=False)
+
+
+def run_rogue_go1(udp_port: int, joint: str, target: float, rate_hz: float) -> int:
+    import socket
+
+    packet = rogue_go1_packet(joint, target)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    print(f"rogue: sending stiff Go1 LowCmds with {joint} -> {target} rad at {rate_hz:g} Hz to 127.0.0.1:{udp_port}",
+          flush=True)
+    period, t_next = 1.0 / rate_hz, time.monotonic()
+    first = True
+    while not stop:
+        sent_at = time.monotonic()
+        sock.sendto(packet, ("127.0.0.1", udp_port))
+        if first:
+            print(f"{FIRST_ROGUE_LINE} {sent_at:.6f}", flush=True)
+            first = False
+        t_next += period
+        time.sleep(max(0.0, t_next - time.monotonic()))
+    return 0
+
+
 def run_rogue(domain: int, iface: str, robot: str, joint: str, target: float, rate_hz: float) -> int:
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
     from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
@@ -115,11 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     rogue.add_argument("--joint", default="FR_hip")
     rogue.add_argument("--target", type=float, default=1.5, help="rad (nan allowed)")
     rogue.add_argument("--rate", type=float, default=50.0)
+    rogue.add_argument("--udp-port", type=int, default=0, help="go1: the safety monitor's policy port")
     args = parser.parse_args(argv)
     try:
         if args.tool == "nan-policy":
             print(make_nan_policy(args.src, args.dst, args.vx_trigger))
             return 0
+        if args.robot == "go1":
+            if not args.udp_port:
+                raise ValueError("--robot go1 needs --udp-port (the safety monitor's udp_policy_port)")
+            return run_rogue_go1(args.udp_port, args.joint, args.target, args.rate)
         return run_rogue(args.domain, args.interface, args.robot, args.joint, args.target, args.rate)
     except (ValueError, OSError) as e:
         print(f"safety_fault_injector: {e}", file=sys.stderr)

@@ -1,8 +1,10 @@
-"""The fault-injection suite: real processes (go2_sim, policy_node, safety_monitor) on real DDS.
+"""The fault-injection suite: real processes (the simulator, policy_node, safety_monitor) on the robot's wire.
 
 Each scenario starts a fresh rehearsal, stands the robot up (and walks it), injects one fault,
-and judges the result from an *independent* unitree_sdk2py subscriber in this process:
-- latency: from the fault to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms);
+and judges the result from an *independent* observer of the wire in this process — on the Go2 a
+unitree_sdk2py subscriber on the DDS wire, on the Go1 the simulator's tap (a copy of every LowCmd
+the simulated robot accepted and every LowState it sent; the Go1's UDP link is point to point):
+- latency: from the fault to the first damping LowCmd reaching the robot (target ≤ 60 ms);
 - after the fault no command on the wire violates a limit (finite, stiff targets inside the
   joint range, commanded torque kp·(q*−q)+kd·(dq*−dq)+τff within the motor's limit), the
   injector's own commands excepted;
@@ -32,31 +34,37 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
 from surrogait_core.safety.thresholds import default_thresholds
-from surrogait_core.wire import go2_wire
+from surrogait_core.wire import go1_wire, go2_wire
+from surrogait_core.wire.go2_wire import LowStateView, MotorCommands
 from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
-from surrogait_rehearsal.harness.fault_injection import make_nan_policy
+from surrogait_rehearsal.harness.fault_injection import FIRST_ROGUE_LINE, make_nan_policy
 from surrogait_rehearsal.harness.operator import Operator
-from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds
+from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds, go1_ports, link_params, sim_node
 
 LATENCY_TARGET_S = 0.060
 STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
 STILL_GYRO = 0.3  # rad/s
 LYING_HEIGHT_M = 0.2  # ground-truth base height below which the robot lies (standing ≈ 0.28 m)
 MAX_SETTLE_S = 10.0  # a robot knocked onto its side can rock for a few seconds before it lies still
-ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad
+ROGUE_JOINT, ROGUE_TARGET = "FR_hip", 1.5  # rad; the hip range is ±1.047 rad (Go2), ±0.863 rad (Go1)
 NAN_VX_TRIGGER = 0.75  # m/s
 _TH = default_thresholds(load_robot_spec("go2"))
 # Silence thresholds for the default 500 Hz command stream (the fault log records the one applied).
 SILENCE_CAUSES = {"lowstate_stale": _TH.stale_state_s, "policy_silent": _TH.policy_silent_s(0.002)}
 POLICY = "policy_node"  # the policy's process: the node, or the development stand-in in its place
-NODE_NAMES = ("go2_sim", "safety_monitor", POLICY)
 
 
-# --- the independent wire observer --------------------------------------------------------
+def node_names(robot: str) -> tuple[str, ...]:
+    return (sim_node(robot), "safety_monitor", POLICY)
+
+
+# --- the independent wire observers ----------------------------------------------------------
+# Both record every LowCmd that reached the robot and every LowState with its arrival time (monotonic)
+# and decode at `snapshot()`: commands as MotorCommands, states as LowStateView, whatever the robot.
 
 
 class WireRecorder:
-    """Records every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later).
+    """The Go2's DDS wire: every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later).
 
     rt/lowcmd comes at the motor rate (500 Hz): it is polled raw (every sample, timed by its source
     timestamp) rather than deserialized in a listener, which on a loaded machine fell behind and
@@ -97,19 +105,94 @@ class WireRecorder:
         with self.lock:
             self._raw_cmds, self.states = [], []
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
         with self.lock:
             raw, states = list(self._raw_cmds), list(self.states)
         cmds, repeats = [], RepeatFilter()
         for t, data in raw:
             if not repeats.repeated(data):
-                repeats.remember(data, self._decode(data))
+                repeats.remember(data, go2_wire.motor_commands(self._decode(data)))
             cmds.append((t, repeats.verdict))
-        return cmds, states
+        return cmds, [(t, go2_wire.decode_lowstate(m)) for t, m in states]
+
+    def recent_states(self, n: int) -> list[tuple[float, LowStateView]]:
+        with self.lock:
+            tail = self.states[-n:]
+        return [(t, go2_wire.decode_lowstate(m)) for t, m in tail]
+
+    def recent_commands(self, n: int) -> list[MotorCommands]:
+        with self.lock:
+            tail = self._raw_cmds[-n:]
+        return [go2_wire.motor_commands(self._decode(data)) for _, data in tail]
 
     def last_state_time(self) -> float | None:
         with self.lock:
             return self.states[-1][0] if self.states else None
+
+
+class TapRecorder:
+    """The Go1's link, seen from the simulated robot: its tap sends a copy of every LowCmd it accepted
+    (614 bytes) and every LowState it sent (807 bytes) to `port` on 127.0.0.1."""
+
+    def __init__(self, port: int):
+        import socket
+
+        self.lock = threading.Lock()
+        self._raw_cmds: list[tuple[float, bytes]] = []
+        self._raw_states: list[tuple[float, bytes]] = []
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # a stalled reader loses nothing
+        self._sock.bind(("127.0.0.1", port))
+        self._sock.settimeout(0.05)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._receive, name="tap_recorder", daemon=True)
+        self._thread.start()
+
+    def _receive(self):
+        while not self._stop.is_set():
+            try:
+                data = self._sock.recv(2048)
+            except OSError:  # timeout
+                continue
+            t = time.monotonic()
+            with self.lock:
+                if len(data) == go1_wire.LOWCMD_LENGTH:
+                    self._raw_cmds.append((t, data))
+                elif len(data) == go1_wire.LOWSTATE_LENGTH:
+                    self._raw_states.append((t, data))
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+        self._sock.close()
+
+    def clear(self):
+        with self.lock:
+            self._raw_cmds, self._raw_states = [], []
+
+    def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
+        with self.lock:
+            raw, states = list(self._raw_cmds), list(self._raw_states)
+        cmds, repeats = [], RepeatFilter()
+        for t, data in raw:
+            if not repeats.repeated(data):
+                repeats.remember(data, go1_wire.decode_lowcmd(data).motors)
+            cmds.append((t, repeats.verdict))
+        return cmds, [(t, go1_wire.decode_lowstate(d)) for t, d in states]
+
+    def recent_states(self, n: int) -> list[tuple[float, LowStateView]]:
+        with self.lock:
+            tail = self._raw_states[-n:]
+        return [(t, go1_wire.decode_lowstate(d)) for t, d in tail]
+
+    def recent_commands(self, n: int) -> list[MotorCommands]:
+        with self.lock:
+            tail = self._raw_cmds[-n:]
+        return [go1_wire.decode_lowcmd(d).motors for _, d in tail]
+
+    def last_state_time(self) -> float | None:
+        with self.lock:
+            return self._raw_states[-1][0] if self._raw_states else None
 
 
 # --- the rehearsal processes ----------------------------------------------------------------
@@ -129,6 +212,7 @@ class RehearsalConfig:
     monitor_params: dict = dataclasses.field(default_factory=dict)
     policy_params: dict = dataclasses.field(default_factory=dict)
     rt_priority: int = 0  # SCHED_FIFO priority of the rehearsal's processes (0 = normal scheduling)
+    robot: str = "go2"  # go1: the UDP link, the ports of `go1_ports(domain)`, the simulator's tap observed
 
 
 class Rehearsal:
@@ -145,18 +229,18 @@ class Rehearsal:
         self.monitor_cpu = None
         c = self.cfg
         self.fault_log.unlink(missing_ok=True)
-        dds = {"dds_domain": c.domain, "network_interface": c.interface}
         policy = str(Path(c.policy_path).resolve())
-        self.group.start_node("go2_sim", dds)
-        self.group.start_node("safety_monitor", {**dds, "fault_log_path": str(self.fault_log), "policy_path": policy,
-                                                 **c.monitor_params})
+        link = link_params(c.robot, c.domain)
+        self.group.start_node(sim_node(c.robot), link[sim_node(c.robot)])
+        self.group.start_node("safety_monitor", {**link["safety_monitor"], "fault_log_path": str(self.fault_log),
+                                                 "policy_path": policy, **c.monitor_params})
         if c.standin_script is not None:
             self.group.start(POLICY, [sys.executable, str(c.standin_script), "--domain", str(c.domain)])
         else:
-            self.group.start_node(POLICY, {**dds, "policy_path": policy, **c.policy_params})
+            self.group.start_node(POLICY, {**link[POLICY], "policy_path": policy, **c.policy_params})
 
     def check_alive(self):
-        self.group.check_alive(NODE_NAMES)
+        self.group.check_alive(node_names(self.cfg.robot))
 
     def stop(self):
         self.group.stop_all(grace_s=5.0, term_s=None)  # SIGINT, then SIGKILL after 5 s
@@ -295,20 +379,29 @@ def inject_nan_policy(r: Rehearsal) -> Injection:
 def _rogue(r: Rehearsal, target: str, note: str) -> Injection:
     t = time.monotonic()
     argv = [sys.executable, "-m", "surrogait_rehearsal.harness.fault_injection", "rogue", "--domain", str(r.cfg.domain),
-            "--interface", r.cfg.interface, "--joint", ROGUE_JOINT, "--target", target]
+            "--interface", r.cfg.interface, "--robot", r.cfg.robot, "--joint", ROGUE_JOINT, "--target", target]
+    if r.cfg.robot == "go1":  # the rogue sends where the policy node does: the monitor's gateway
+        argv += ["--udp-port", str(go1_ports(r.cfg.domain).policy)]
     # Normal scheduling: a real-time process importing its modules for a second would starve the
     # policy node (same priority, FIFO) and show up as a silent policy before the rogue ever writes.
-    r.group.start("rogue", argv, boost=False)
-    r.wait_for("the rogue's first command", lambda: any(_is_rogue(go2_wire.motor_commands(m))
-                                                          for _, m in r.rec.snapshot()[0][-20:]), 15.0)
+    rogue = r.group.start("rogue", argv, boost=False)
+    if r.cfg.robot == "go1":
+        # The gateway keeps the rogue's commands from the robot: the fault begins when the rogue sends.
+        r.wait_for("the rogue's first command", lambda: FIRST_ROGUE_LINE in rogue.log, 15.0)
+        time.sleep(0.3)
+        os.kill(r.pid("rogue"), signal.SIGKILL)
+        sent = float(rogue.log.split(FIRST_ROGUE_LINE, 1)[1].split()[0])
+        return Injection(sent, note + " (to the gateway; the time its first command was sent)", t_inject=t)
+    r.wait_for("the rogue's first command", lambda: any(_is_rogue(c) for c in r.rec.recent_commands(20)), 15.0)
     time.sleep(0.3)
     os.kill(r.pid("rogue"), signal.SIGKILL)
     return Injection(None, note, "rogue", t_inject=t)
 
 
 def inject_rogue_limit(r: Rehearsal) -> Injection:
+    limit = load_robot_spec(r.cfg.robot).joint_pos_upper[ROGUE_INDEX]
     return _rogue(r, str(ROGUE_TARGET), f"rogue process writes stiff LowCmds with {ROGUE_JOINT} -> {ROGUE_TARGET} "
-                  "rad (limit 1.047) at 50 Hz for 0.3 s, then SIGKILL")
+                  f"rad (limit {limit:.3f}) at 50 Hz for 0.3 s, then SIGKILL")
 
 
 def inject_rogue_nan(r: Rehearsal) -> Injection:
@@ -360,25 +453,30 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              ("base_tilt", "commanded_torque", "joint_velocity", "estimated_torque")),
     Scenario("estop_topic", "e-stop by topic", inject_estop_topic, ("estop_topic",)),
     Scenario("estop_service", "e-stop by service", inject_estop_service, ("estop_service",)),
-    Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad, ("estop_gamepad",)),
+    # Both the monitor and the policy node watch the chord in LowState: either may log it first.
+    Scenario("estop_gamepad", "e-stop by the gamepad chord L2+B", inject_estop_gamepad,
+             ("estop_gamepad", "policy_state_damp")),
 ]}
+# The Go1's subset (issue 15): what the monitor must catch through its gateway on the UDP link.
+GO1_SCENARIOS = ("kill9_policy", "sigstop_policy", "nan_policy_output", "command_beyond_limit", "push_tilt",
+                 "estop_service", "estop_gamepad", "lowstate_stopped")
 
 
 # --- judging -------------------------------------------------------------------------------------
 
-ROGUE_INDEX = load_robot_spec("go2").joint_names.index(ROGUE_JOINT)
+ROGUE_INDEX = load_robot_spec("go2").joint_names.index(ROGUE_JOINT)  # (the Go1's motor order is the same)
 
 
-def _is_rogue(cmd) -> bool:
+def _is_rogue(cmd: MotorCommands) -> bool:
     q = cmd.q[ROGUE_INDEX]
     return bool(driven(cmd)[ROGUE_INDEX] and (np.isnan(q) or q == ROGUE_TARGET))
 
 
-def is_still(states, ros: Operator) -> tuple[bool, float, float]:
+def is_still(states: list[tuple[float, LowStateView]], ros: Operator) -> tuple[bool, float, float]:
     """Lying still over the last 0.5 s of robot state: (still, max |dq|, max |gyro|)."""
     if not states:
         return False, float("nan"), float("nan")
-    tail = [go2_wire.decode_lowstate(m) for t, m in states if t >= states[-1][0] - 0.5]
+    tail = [v for t, v in states if t >= states[-1][0] - 0.5]
     max_dq = float(max(np.max(np.abs(v.joint_vel)) for v in tail))
     max_gyro = float(max(np.max(np.abs(v.gyro_b)) for v in tail))
     height = ros.base_height_gt
@@ -386,28 +484,31 @@ def is_still(states, ros: Operator) -> tuple[bool, float, float]:
     return still, max_dq, max_gyro
 
 
-def wait_until_still(recorder: WireRecorder, ros: Operator, deadline_monotonic: float):
+def wait_until_still(recorder: WireRecorder | TapRecorder, ros: Operator, deadline_monotonic: float):
     while time.monotonic() < deadline_monotonic:
-        with recorder.lock:
-            tail = recorder.states[-300:]
-        if is_still(tail, ros)[0]:
+        if is_still(recorder.recent_states(300), ros)[0]:
             return
         time.sleep(0.25)
 
 
-def _state_arrays(msg):
-    v = go2_wire.decode_lowstate(msg)
+def _state_arrays(v: LowStateView):
     return v.joint_pos, v.joint_vel, v.gyro_b, v.quat_wxyz
 
 
+def damping_kd_on_wire(robot: str) -> float:
+    """The monitor's damping kd as it reaches the motors (the Go1's packet carries kd in 1/16 steps)."""
+    kd = default_thresholds(load_robot_spec(robot)).damping_kd
+    return go1_wire.fixed_point(kd, go1_wire.KD_SCALE) / go1_wire.KD_SCALE if robot == "go1" else kd
+
+
 def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall_offset: float,
-             ros: Operator, tilt_limit: float, phase: str) -> dict:
-    spec = load_robot_spec("go2")
+             ros: Operator, tilt_limit: float, phase: str, robot: str = "go2") -> dict:
+    spec = load_robot_spec(robot)
     state_t = np.array([t for t, _ in states])
-    decoded = [_state_arrays(m) for _, m in states]
+    decoded = [_state_arrays(v) for _, v in states]
     t_fault, how = inj.t_fault, "injection time"
     if inj.fault_from_wire == "rogue":
-        first = next((t for t, m in cmds if t >= inj.t_inject and _is_rogue(go2_wire.motor_commands(m))), None)
+        first = next((t for t, c in cmds if t >= inj.t_inject and _is_rogue(c)), None)
         t_fault, how = first, "first rogue LowCmd on the wire"
     elif inj.fault_from_wire == "lowstate_stop":
         before = state_t[state_t >= inj.t_inject - 0.5]
@@ -426,11 +527,11 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         result.update(ok=False, error="the fault never showed on the wire")
         return result
 
-    after = [(t, go2_wire.motor_commands(m)) for t, m in cmds if t >= t_fault]
+    after = [(t, c) for t, c in cmds if t >= t_fault]
     first_damp_cmd = next(((t, c) for t, c in after if c.is_damping), None)
     first_damp = None if first_damp_cmd is None else first_damp_cmd[0]
     # The monitor damps with its own kd (the policy node with its own): tells who was first on the wire.
-    first_by_monitor = first_damp_cmd is not None and np.allclose(first_damp_cmd[1].kd, _TH.damping_kd)
+    first_by_monitor = first_damp_cmd is not None and np.allclose(first_damp_cmd[1].kd, damping_kd_on_wire(robot))
     latency = None if first_damp is None else first_damp - t_fault
     # Limits after the fault, with the joint state the drivers had when each command arrived.
     violations, max_tau_ratio, stiff_after_damping, rogue_count = [], 0.0, 0, 0
@@ -512,25 +613,27 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     # stall of an overloaded machine that happened to come first).
     first_logged = next((e["cause"] for e in logged if e["event"] in ("fault", "policy_damp")), None)
     result["first_logged_cause"] = first_logged
-    result["cause_ok"] = first_logged in sc.expected_causes and (sc.name != "push_tilt"
-                                                                 or "base_tilt" in result["logged_causes"])
-    damped_before = [t for t, m in cmds if inj.t_inject <= t < t_fault and go2_wire.motor_commands(m).is_damping]
+    # A tilt and a gamepad e-stop may be logged first as something else, but the monitor must log them too.
+    must_log = {"push_tilt": "base_tilt", "estop_gamepad": "estop_gamepad"}.get(sc.name)
+    result["cause_ok"] = first_logged in sc.expected_causes and (must_log is None
+                                                                 or must_log in result["logged_causes"])
+    damped_before = [t for t, c in cmds if inj.t_inject <= t < t_fault and c.is_damping]
     result["damping_began_before_fault_time_s"] = round(t_fault - damped_before[0], 4) if damped_before else None
     result["ok"] = bool(result["latency_ok"] and lying_still and not violations and logged and result["cause_ok"])
     return result
 
 
-def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, recorder: WireRecorder,
+def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, recorder: WireRecorder | TapRecorder,
                  policy_path: Path, standin_script: Path | None = None, walk_vx: float | None = 0.5,
-                 try_reset: bool = False, rt_priority: int = 0) -> dict:
+                 try_reset: bool = False, rt_priority: int = 0, robot: str = "go2") -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     if sc.nan_policy and standin_script is None:
         policy_path = make_nan_policy(policy_path, workdir / "policy_nan.onnx", NAN_VX_TRIGGER)
     ros.reset()
     recorder.clear()
-    cfg = RehearsalConfig(domain, workdir, policy_path, standin_script, rt_priority=rt_priority)
+    cfg = RehearsalConfig(domain, workdir, policy_path, standin_script, rt_priority=rt_priority, robot=robot)
     t_wall_offset = time.time() - time.monotonic()
-    tilt_limit = default_thresholds(load_robot_spec("go2")).max_roll_rad
+    tilt_limit = default_thresholds(load_robot_spec(robot)).max_roll_rad
     # The recorder keeps every sample: a cyclic GC pass over thousands of them stalls this process
     # for 50-100 ms (seen as fake gaps on the wire), so collect between scenarios, not during one.
     gc.collect()
@@ -543,7 +646,7 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, record
         gc.enable()
     phase = "standing (READY)" if walk_vx is None or standin_script is not None else f"walking (WALK, cmd vx {walk_vx})"
     result = evaluate(sc, inj, cmds, states, cfg.workdir / "fault_log.jsonl", t_wall_offset, ros, tilt_limit,
-                      phase)
+                      phase, robot)
     recorder.clear()
     result["workdir"] = str(workdir)
     result["monitor_cpu_share"] = cpu
@@ -587,12 +690,12 @@ def _run_in_rehearsal(sc: Scenario, r: Rehearsal, ros: Operator, recorder: WireR
 # --- no fault: how close normal operation comes to each threshold --------------------------------
 
 
-def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s) -> dict:
+def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s, robot: str = "go2") -> dict:
     """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires)."""
-    spec = load_robot_spec("go2")
+    spec = load_robot_spec(robot)
     th = dataclasses.replace(default_thresholds(spec), control_period_s=control_period_s)
     state_t = np.array([t for t, _ in states])
-    decoded = [go2_wire.decode_lowstate(m) for _, m in states]
+    decoded = [v for _, v in states]
     out = {"joint_vel": 0.0, "tau_est": 0.0, "tilt": 0.0, "commanded_torque": 0.0, "target_jump": 0.0,
            "target_outside_range_rad": 0.0, "lowcmd_gap_s": 0.0, "lowstate_gap_s": 0.0}
     for v in decoded:
@@ -603,8 +706,7 @@ def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s)
         roll, pitch = roll_pitch(v.quat_wxyz)
         out["tilt"] = max(out["tilt"], abs(roll) / th.max_roll_rad, abs(pitch) / th.max_pitch_rad)
     prev = None
-    for t, m in cmds:
-        c = go2_wire.motor_commands(m)
+    for t, c in cmds:
         k = int(np.searchsorted(state_t, t, side="right")) - 1
         if k >= 0 and np.any(driven(c)):
             tau = commanded_torque(c, decoded[k].joint_pos, decoded[k].joint_vel)
@@ -625,13 +727,13 @@ def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s)
     return {k: round(v, 3) for k, v in out.items()}
 
 
-def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireRecorder, policy_path: Path,
-                 segments=((0.5, 4.0), (1.0, 4.0), (0.0, 2.0)), rt_priority: int = 0) -> dict:
+def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireRecorder | TapRecorder, policy_path: Path,
+                 segments=((0.5, 4.0), (1.0, 4.0), (0.0, 2.0)), rt_priority: int = 0, robot: str = "go2") -> dict:
     """Stand up and walk with no fault injected: the monitor must stay OK (no false positive)."""
     workdir.mkdir(parents=True, exist_ok=True)
     ros.reset()
     recorder.clear()
-    cfg = RehearsalConfig(domain, workdir, policy_path, rt_priority=rt_priority)
+    cfg = RehearsalConfig(domain, workdir, policy_path, rt_priority=rt_priority, robot=robot)
     gc.collect()
     gc.disable()
     try:
@@ -652,7 +754,7 @@ def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireRecord
     faults = [{"cause": e["cause"], "detail": e["detail"]} for e in log if e["event"] == "fault"]
     result = {"scenario": "baseline_no_fault", "description": "stand up, walk 0.5 then 1.0 m/s, stop; no fault",
               "final_safety_state": safety.get("state"), "final_policy_state": policy, "false_faults": faults,
-              "max_fraction_of_threshold": margins(cmds, states), "workdir": str(workdir)}
+              "max_fraction_of_threshold": margins(cmds, states, robot=robot), "workdir": str(workdir)}
     result["ok"] = safety.get("state") == "OK" and not faults
     recorder.clear()
     return result

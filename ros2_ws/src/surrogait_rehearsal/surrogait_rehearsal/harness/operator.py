@@ -363,7 +363,7 @@ class Operator:
         ground_truth, odometry, commands = self.table("ground_truth"), self.table("odometry"), self.table("commands")
         with self.lock:
             diagnostics = [(s.t, s.values) for s in self.statuses if s.name.startswith("policy_node")]
-            sim_diagnostics = [(s.t, s.values) for s in self.statuses if s.name == "go2_sim"]
+            sim_diagnostics = [(s.t, s.values) for s in self.statuses if s.name in ("go2_sim", "go1_sim")]
             np.savez(
                 path,
                 ground_truth=ground_truth[:, :12],

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[5]
 PACKAGES = REPO_ROOT / "ros2_ws" / "src"
 BIN = Path(sys.executable).parent  # the console scripts installed with this interpreter (the venv)
-SHIPPED_POLICY = "pretrained/go2_trot.onnx"  # inside the trainer's package
+SHIPPED_POLICY = "pretrained/{robot}_trot.onnx"  # inside the trainer's package
 # The simulator and the nodes are soft real-time; training jobs on the machine are not. Groups that
 # rehearse as the demo does start their processes at this niceness where permitted.
 REHEARSAL_NICENESS = -10
@@ -41,33 +41,91 @@ class NodeSpec:
     name: str
     module: str  # the console script's module (its main()), for a package installed without its scripts
     params_file: Path  # the package's parameters file; its defaults are the rehearsal's
-    ready_line: str  # printed to the log once the node is up
+    ready_line: str  # printed to the log once the node is up (Go2; see `ready_line`)
     required: bool  # a rehearsal session needs it (the demo skips the others when they are not installed)
+    go1_ready_line: str = ""  # the Go1's ready line where it differs
 
 
-# The rehearsal of launch/go2_rehearsal.launch.py, in start order.
+# The rehearsals of launch/go2_rehearsal.launch.py and launch/go1_rehearsal.launch.py, in start order
+# (each starts the simulator of its robot, `sim_node(robot)`).
 NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("go2_sim", "surrogait_rehearsal.go2_sim_node", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml",
              "Go2 simulator:", True),
+    NodeSpec("go1_sim", "surrogait_rehearsal.go1_sim_node", PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml",
+             "Go1 simulator:", True),
     NodeSpec("estimator_node", "surrogait_estimator.estimator_node",
-             PACKAGES / "surrogait_estimator/config/estimator.yaml", "state estimator for go2", False),
+             PACKAGES / "surrogait_estimator/config/estimator.yaml", "state estimator for go2", False,
+             go1_ready_line="state estimator for go1"),
     NodeSpec("safety_monitor", "surrogait_safety.safety_monitor_node",
-             PACKAGES / "surrogait_safety/config/safety_monitor.yaml", "watching rt/lowstate", False),
+             PACKAGES / "surrogait_safety/config/safety_monitor.yaml", "watching rt/lowstate", False,
+             go1_ready_line="gateway "),
     NodeSpec("policy_node", "surrogait_policy.policy_node", PACKAGES / "surrogait_policy/config/policy_node.yaml",
-             "unitree_sdk2 DDS domain", True),
+             "unitree_sdk2 DDS domain", True, go1_ready_line="unitree_legged_sdk UDP link to"),
 )}
+SIM_NODES = {"go2": "go2_sim", "go1": "go1_sim"}
+
+
+def sim_node(robot: str) -> str:
+    """The rehearsal simulator of `robot`: the node that plays that robot's side of its wire."""
+    if robot not in SIM_NODES:
+        raise ValueError(f"no rehearsal simulator for robot {robot!r}; expected one of {', '.join(SIM_NODES)}")
+    return SIM_NODES[robot]
+
+
+def rehearsal_nodes(robot: str) -> list[str]:
+    """The nodes of `robot`'s rehearsal, in start order."""
+    other_sims = set(SIM_NODES.values()) - {sim_node(robot)}
+    return [name for name in NODES if name not in other_sims]
+
+
+def ready_line(name: str, robot: str = "go2") -> str:
+    spec = NODES[name]
+    return spec.go1_ready_line or spec.ready_line if robot == "go1" else spec.ready_line
+
+
+@dataclasses.dataclass(frozen=True)
+class Go1Ports:
+    """The UDP ports of one Go1 rehearsal on 127.0.0.1 (the robot's side played by the simulator)."""
+
+    robot: int  # the simulated robot (the Go1's 8007)
+    monitor_robot_side: int  # the gateway's socket towards the robot (8080 on a robot)
+    policy: int  # the gateway's socket the policy node sends to (8017)
+    policy_local: int  # the policy node's SDK socket (8081)
+    estimator: int  # where the gateway forwards LowState for the estimator (8019)
+    tap: int  # the simulator's copy of its traffic, for an observer (rehearsal only)
+
+
+def go1_ports(domain: int) -> Go1Ports:
+    """Ports derived from the rehearsal's ROS domain, so that rehearsals on different domains never collide
+    (and none uses the robot's own 8007/8080, which a vendor tool on this machine may hold)."""
+    base = 21000 + 10 * domain
+    return Go1Ports(base, base + 1, base + 2, base + 3, base + 4, base + 5)
+
+
+def go1_node_params(ports: Go1Ports, interface: str = "lo") -> dict[str, dict]:
+    """Each Go1 rehearsal node's link parameters for `ports` on loopback."""
+    return {
+        "go1_sim": {"udp_host": "127.0.0.1", "udp_port": ports.robot, "udp_tap_port": ports.tap},
+        "safety_monitor": {"robot": "go1", "network_interface": interface, "udp_robot_ip": "127.0.0.1",
+                           "udp_robot_port": ports.robot, "udp_robot_local_port": ports.monitor_robot_side,
+                           "udp_policy_port": ports.policy, "udp_estimator_port": ports.estimator},
+        "policy_node": {"robot": "go1", "network_interface": interface, "udp_peer_ip": "127.0.0.1",
+                        "udp_peer_port": ports.policy, "udp_local_port": ports.policy_local},
+        "estimator_node": {"robot": "go1", "udp_lowstate_port": ports.estimator},
+    }
 
 
 class ProcessExited(RuntimeError):
     """A rehearsal process exited while it was needed."""
 
 
-def shipped_policy_path() -> Path:
-    """The shipped policy, located without importing the trainer."""
+def shipped_policy_path(robot: str = "go2") -> Path:
+    """The shipped policy of `robot`, located without importing the trainer."""
+    relative = SHIPPED_POLICY.format(robot=robot)
     spec = importlib.util.find_spec("surrogait_train")
     if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))) / SHIPPED_POLICY
-    return REPO_ROOT / "training" / "surrogait_train" / SHIPPED_POLICY
+        return Path(next(iter(spec.submodule_search_locations))) / relative
+    return REPO_ROOT / "training" / "surrogait_train" / relative
 
 
 def child_env(domain: int) -> dict[str, str]:
@@ -115,6 +173,14 @@ def write_params(name: str, params: dict, path: Path, package_params: bool = Fal
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def link_params(robot: str, domain: int) -> dict[str, dict]:
+    """Each rehearsal node's link parameters: the Go2's DDS domain `domain` on lo, or the Go1's UDP ports
+    of that domain (`go1_ports`: never the robot's own 8007/8080)."""
+    if robot == "go1":
+        return go1_node_params(go1_ports(domain))
+    return {name: {"dds_domain": domain, "network_interface": "lo"} for name in rehearsal_nodes(robot)}
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -183,6 +249,17 @@ class Child:
             self.process.wait(timeout=10)
 
 
+def _normal() -> None:
+    """In a child before exec: normal scheduling. A child inherits SCHED_FIFO from a real-time parent (a
+    bench recording at the rehearsal's priority); a tool importing its modules for a second at that
+    priority would hold a core from the rehearsal's processes of the same priority (FIFO does not share)."""
+    try:
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except OSError:
+        pass
+
+
 class ProcessGroup:
     """The processes of one rehearsal on DDS domain `domain`; `stop_all` on exit.
 
@@ -222,15 +299,15 @@ class ProcessGroup:
     def start(self, name: str, argv: list[str], *, boost: bool = True) -> Child:
         """Start `argv` as child `name` (made unique in the group), output to `<log_dir>/<name>.log`.
 
-        `boost=False` runs it at normal priority whatever the group's (e.g. a tool that would starve the
-        rehearsal's real-time processes while it imports its modules).
+        `boost=False` runs it at normal priority whatever the group's or this process's (e.g. a tool that
+        would starve the rehearsal's real-time processes while it imports its modules).
         """
         name = self._unique(name)
         log_path = self.log_dir / f"{name}.log"
         boosted = boost and (self.niceness is not None or self.rt_priority > 0)
         with open(log_path, "w") as log:  # the child writes to its own copy of the descriptor
             process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd,
-                                       start_new_session=True, preexec_fn=self._boost if boosted else None)
+                                       start_new_session=True, preexec_fn=self._boost if boosted else _normal)
         child = Child(name, process, log_path)
         self.children.append(child)
         return child
@@ -314,7 +391,7 @@ def launch_rehearsal(group: ProcessGroup, operator: Operator, overrides: dict[st
         group.start_node(name, overrides[name], package_params=True)
         started.append(name)
         log(f"  {name}: started")
-        if name == "go2_sim":
+        if name in SIM_NODES.values():
             operator.wait_for("the simulator's ground truth", lambda: bool(operator.ground_truth), 60.0,
                               abort_on=group.why_dead)
     return started

@@ -1,0 +1,32 @@
+"""Runs bench/safety.py (the fault suite) as its own process and reads back its results.
+
+Its own process, so the suite's DDS participant, sockets and rclpy context never mix with other tests'.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_fault_suite(out: Path, args: list[str], timeout_s: float) -> tuple[dict[str, dict], str]:
+    """({scenario: result}, the suite's output) for `bench/safety.py ARGS --workdir OUT/runs --out OUT`."""
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    cmd = [sys.executable, str(ROOT / "bench" / "safety.py"), *args, "--workdir", str(out / "runs"), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        log, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # the suite stops its rehearsal processes on SIGTERM
+        log, _ = proc.communicate(timeout=15)
+        pytest.fail(f"the fault suite did not finish in {timeout_s:g} s:\n{log[-4000:]}")
+    report = out / "safety.json"
+    assert report.exists(), f"no report written (exit {proc.returncode}):\n{log[-4000:]}"
+    return {r["scenario"]: r for r in json.loads(report.read_text())["results"]}, log
