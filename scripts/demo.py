@@ -1,9 +1,10 @@
 """`make demo`: train a Go2 (or Go1) policy briefly, then rehearse it and write the report.
 
     python scripts/demo.py [--robot go2|go1] [--use-shipped-policy | --policy FILE] [--quick]
-                           [--train-budget-s 120] [--run-dir DIR]
+                           [--train-budget-s 120] [--run-dir DIR] [--simulator mujoco|gazebo|gazebo-standin]
                            [rehearsal options: --domain N --no-video --motor-model M]
     make demo DEMO_ARGS="--robot go1"
+    make demo DEMO_ARGS="--simulator gazebo"     (where Gazebo Harmonic and ros_gz_bridge are installed)
 
 1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
    --train-budget-s seconds of wall time and exports <run dir>/policy.onnx — skipped with
@@ -57,9 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", type=Path, default=None, help="output folder (default runs/demo-<timestamp>)")
     parser.add_argument("--robot", choices=("go2", "go1"), default="go2",
                         help="train for and rehearse this robot (default go2)")
+    parser.add_argument("--simulator", choices=rehearsal.SIMULATORS, default="mujoco",
+                        help="where to rehearse: mujoco (default), gazebo (gz sim + ros_gz_bridge) or "
+                             "gazebo-standin (a MuJoCo stand-in for them); Gazebo: Go2 only")
     args, rehearsal_args = parser.parse_known_args(argv)
+    if args.simulator != "mujoco" and args.robot != "go2":
+        parser.error(f"--simulator {args.simulator} rehearses the Go2 only")  # before minutes of training
     run_dir = (args.run_dir or rehearsal.default_run_dir()).resolve()
-    rehearsal_args += ["--run-dir", str(run_dir), "--robot", args.robot] + (["--quick"] if args.quick else [])
+    rehearsal_args += ["--run-dir", str(run_dir), "--robot", args.robot, "--simulator", args.simulator]
+    rehearsal_args += ["--quick"] if args.quick else []
     if args.policy:
         rehearsal_args += ["--policy", args.policy]
     elif args.use_shipped_policy:

@@ -1,25 +1,299 @@
-"""The Dockerfiles cannot be built here (no engine); check what they depend on instead."""
+"""The Dockerfiles cannot be built here (no Docker engine): parse them and check what they rely on.
 
+Rules, each with a test that a Dockerfile breaking it fails with a message naming the problem:
+base images pinned by a tag (no `latest`, none untagged); every COPY/ADD source in the repository;
+every `pip install name==version` at requirements.txt's version, nothing installed unpinned; every
+ENTRYPOINT/CMD runs a console script of this project or a documented system command (docker/README.md),
+and a `ros2 launch` file it names is in the repository.
+"""
+
+import importlib.metadata
+import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
+from dockerfile_parse import DockerfileParser
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILES = sorted((REPO / "docker").glob("*.Dockerfile"))
+SYSTEM_COMMANDS = {"ros2", "gz", "bash"}  # the commands docker/README.md documents besides the project's
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;]+)$")
+VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+# pip options followed by a value (a file, URL or path, never a package to pin)
+PIP_VALUE_OPTIONS = {
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url",
+    "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform", "--python-version",
+    "--implementation", "--abi", "--src", "--upgrade-strategy", "--progress-bar", "--cache-dir", "-C",
+    "--config-settings", "--trusted-host", "--proxy", "--retries", "--timeout", "--log", "--report",
+    "--only-binary", "--no-binary",
+}
+SHELL_BREAKS = {"&&", "||", ";", "|", "&", ">", ">>", "<", "(", ")", "then", "else", "fi", "do", "done"}
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_pins() -> dict[str, str]:
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        match = PIN.match(line.split("#")[0].strip())
+        if match:
+            pins[_normalise(match.group(1))] = match.group(3)
+    return pins
+
+
+def project_console_scripts() -> set[str]:
+    """Console scripts of this project's installed packages (the distributions named surrogait*)."""
+    return {ep.name for ep in importlib.metadata.entry_points(group="console_scripts")
+            if ep.dist is not None and _normalise(ep.dist.name).startswith("surrogait")}
+
+
+def _instructions(path: Path) -> list[tuple[str, str]]:
+    parser = DockerfileParser(path=str(path), env_replace=False)
+    return [(item["instruction"], item["value"]) for item in parser.structure if item["instruction"] != "COMMENT"]
+
+
+# ---------------------------------------------------------------- rule 1: base images
+
+
+def base_image_problems(path: Path, build_args: dict[str, str] | None = None) -> list[str]:
+    """Every FROM names a stage of this file or an image pinned by a tag that is not `latest`."""
+    args: dict[str, str] = {}
+    stages: set[str] = set()
+    problems = []
+    seen_from = False
+    for instruction, value in _instructions(path):
+        if instruction == "ARG" and not seen_from:  # ARGs before the first FROM may be used in FROM lines
+            name, _, default = value.partition("=")
+            args[name.strip()] = (build_args or {}).get(name.strip(), default.strip().strip('"'))
+        if instruction != "FROM":
+            continue
+        seen_from = True
+        words = [w for w in value.split() if not w.startswith("--")]
+        image = VARIABLE.sub(lambda m: args.get(m.group(1), ""), words[0])
+        alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+        name = image.split("@")[0]
+        tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else None
+        if image in stages or "@sha256:" in image:
+            pass  # an earlier stage of this file, or pinned by digest
+        elif tag is None:
+            problems.append(f"{path.name}: base image {image!r} is untagged: pin it by a tag (e.g. name:1.2)")
+        elif tag == "latest":
+            problems.append(f"{path.name}: base image {image!r} uses the moving tag 'latest': pin a version tag")
+        if alias:
+            stages.add(alias)
+    return problems
+
+
+# ---------------------------------------------------------------- rule 2: COPY / ADD sources
+
+
+def copy_problems(path: Path) -> list[str]:
+    """Every COPY/ADD source (not --from another stage) exists in the repository, the build context."""
+    problems = []
+    for instruction, value in _instructions(path):
+        if instruction not in ("COPY", "ADD"):
+            continue
+        words = json.loads(value) if value.lstrip().startswith("[") else shlex.split(value)
+        if any(w.startswith("--from=") for w in words):
+            continue
+        sources = [w for w in words if not w.startswith("--")][:-1]
+        for source in sources:
+            if re.match(r"^[a-z]+://", source):
+                problems.append(f"{path.name}: {instruction} {source} fetches from the network, not the repository")
+            elif not list(REPO.glob(source.lstrip("/"))):
+                problems.append(f"{path.name}: {instruction} {source}: not in the repository")
+    return problems
+
+
+# ---------------------------------------------------------------- rule 3: pip pins
+
+
+def pip_requirements(command: str) -> list[str]:
+    """The requirement words of every `pip install` in a shell command (options and paths left out)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    tokens = list(lexer)
+    found = []
+    i = 0
+    while i < len(tokens):
+        is_pip = Path(tokens[i]).name in ("pip", "pip3") or (tokens[i] == "-m" and i + 1 < len(tokens)
+                                                              and tokens[i + 1] == "pip")
+        if not is_pip:
+            i += 1
+            continue
+        i += 2 if tokens[i] == "-m" else 1
+        if i >= len(tokens) or tokens[i] != "install":
+            continue
+        i += 1
+        while i < len(tokens) and tokens[i] not in SHELL_BREAKS:
+            word = tokens[i]
+            if word.startswith("-"):
+                i += 2 if word in PIP_VALUE_OPTIONS else 1
+                continue
+            if not ("/" in word or word.startswith(".") or word.startswith("$")):
+                found.append(word)
+            i += 1
+    return found
+
+
+def pip_problems(path: Path) -> list[str]:
+    pins = requirement_pins()
+    problems = []
+    for instruction, value in _instructions(path):
+        if instruction != "RUN":
+            continue
+        for word in pip_requirements(value):
+            match = PIN.match(word)
+            if match is None:
+                problems.append(f"{path.name}: pip installs {word!r} unpinned: pin it as in requirements.txt")
+                continue
+            name, version = _normalise(match.group(1)), match.group(3)
+            if name not in pins:
+                problems.append(f"{path.name}: pip installs {word}, which requirements.txt does not pin: add it there")
+            elif pins[name] != version:
+                problems.append(f"{path.name}: pip installs {word}, requirements.txt pins {name}=={pins[name]}")
+    return problems
+
+
+# ---------------------------------------------------------------- rule 4: ENTRYPOINT / CMD
+
+
+def _command(value: str) -> list[str]:
+    return json.loads(value) if value.lstrip().startswith("[") else shlex.split(value)
+
+
+def entry_problems(path: Path, scripts: set[str] | None = None) -> list[str]:
+    """ENTRYPOINT's executable, and CMD's when it is the command (no ENTRYPOINT, or one that execs
+    "$@"), is a project console script or a documented system command; `ros2 launch FILE` names a
+    file of the repository (the images copy it to their WORKDIR)."""
+    scripts = project_console_scripts() if scripts is None else scripts
+    problems = []
+    entrypoint: list[str] | None = None
+    workdir = "/"
+    for instruction, value in _instructions(path):
+        if instruction == "FROM":
+            entrypoint, workdir = None, "/"
+        elif instruction == "WORKDIR":
+            workdir = value.strip()
+        elif instruction in ("ENTRYPOINT", "CMD"):
+            command = _command(value)
+            if instruction == "ENTRYPOINT":
+                entrypoint = command
+            elif entrypoint is not None and not any('exec "$@"' in word for word in entrypoint):
+                continue  # CMD only gives the entrypoint its arguments
+            if not command:
+                problems.append(f"{path.name}: empty {instruction}")
+                continue
+            executable = Path(command[0]).name
+            if executable not in scripts and executable not in SYSTEM_COMMANDS:
+                problems.append(f"{path.name}: {instruction} runs {command[0]!r}, which is not a console script of "
+                                f"this project nor a documented system command ({', '.join(sorted(SYSTEM_COMMANDS))})")
+            if command[:2] == ["ros2", "launch"] and len(command) > 2:
+                problems += _launch_file_problems(path, command[2], workdir)
+    return problems
+
+
+def _launch_file_problems(path: Path, launch_file: str, workdir: str) -> list[str]:
+    if launch_file.startswith("/"):
+        if not launch_file.startswith(workdir.rstrip("/") + "/"):
+            return [f"{path.name}: ros2 launch {launch_file}: outside {workdir}, where the repository is copied"]
+        launch_file = launch_file[len(workdir.rstrip("/")) + 1:]
+    if not (REPO / launch_file).is_file():
+        return [f"{path.name}: ros2 launch {launch_file}: no such launch file in the repository"]
+    return []
+
+
+# ---------------------------------------------------------------- the checks on docker/
+
+
+def test_the_three_images_are_there():
+    assert {p.name for p in DOCKERFILES} == {"train.Dockerfile", "deploy.Dockerfile", "gazebo.Dockerfile"}
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
-def test_every_copied_path_exists(dockerfile):
-    sources = [line.split()[1] for line in dockerfile.read_text().splitlines() if line.startswith("COPY ")]
-    assert sources
-    for source in sources:
-        assert (REPO / source).exists(), f"{dockerfile.name} copies {source}, which is not in the repository"
+def test_base_images_are_pinned_by_tag(dockerfile):
+    assert base_image_problems(dockerfile) == []
 
 
-def test_deploy_image_pins_the_same_versions_as_requirements():
-    pinned = dict(line.split("==") for line in (REPO / "requirements.txt").read_text().splitlines()
-                  if "==" in line and not line.startswith("#"))
-    deploy = (REPO / "docker/deploy.Dockerfile").read_text()
-    for name, version in re.findall(r"([a-z0-9-]+)==([0-9.]+)", deploy):
-        assert pinned.get(name) == version, f"{name}=={version} in deploy.Dockerfile, {pinned.get(name)} pinned"
+def test_the_cuda_build_arg_selects_a_pinned_cuda_base():
+    train = REPO / "docker/train.Dockerfile"
+    assert base_image_problems(train, {"CUDA": "1"}) == []
+    froms = [v for i, v in _instructions(train) if i == "FROM"]
+    assert any(v.startswith("nvidia/cuda:") and v.endswith(" AS base-cuda1") for v in froms)
+    assert any(v.startswith("base-cuda${CUDA}") for v in froms)
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_every_copied_path_is_in_the_repository(dockerfile):
+    assert copy_problems(dockerfile) == []
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_pip_installs_are_requirements_pins(dockerfile):
+    assert pip_problems(dockerfile) == []
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_entry_commands_exist(dockerfile):
+    assert entry_problems(dockerfile) == []
+
+
+def test_the_images_run_what_they_are_for():
+    scripts = project_console_scripts()
+    assert {"surrogait-train", "policy_node", "estimator_node", "safety_monitor"} <= scripts
+    last = {p.stem: [(i, _command(v)) for i, v in _instructions(p) if i in ("ENTRYPOINT", "CMD")] for p in DOCKERFILES}
+    assert last["train"][0] == ("ENTRYPOINT", ["surrogait-train"])
+    assert last["deploy"][-1] == ("CMD", ["ros2", "launch", "/surrogait/launch/go2_robot.launch.py"])
+    assert last["gazebo"][-1] == ("CMD", ["ros2", "launch", "launch/go2_gazebo.launch.py"])
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_the_build_context_leaves_the_venv_out(dockerfile):
+    ignore = dockerfile.with_name(dockerfile.name + ".dockerignore")
+    assert ignore.is_file(), f"{ignore.name} is missing: the build context would carry .venv"
+    assert {".venv", "runs"} <= set(ignore.read_text().split())
+
+
+# ---------------------------------------------------------------- each rule fails loudly
+
+GOOD = 'FROM python:3.11-slim-bookworm\nCOPY requirements.txt ./\nRUN pip install numpy==2.4.6 -r requirements.txt\n'
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("FROM python:latest\n", "moving tag 'latest'"),
+    ("FROM python\n", "is untagged"),
+    ("ARG BASE=ubuntu\nFROM ${BASE}\n", "is untagged"),
+    ("FROM python:3.11-slim-bookworm\nCOPY no/such/dir /x\n", "COPY no/such/dir: not in the repository"),
+    ("FROM python:3.11-slim-bookworm\nADD https://example.com/a.tar.gz /x\n", "fetches from the network"),
+    ("FROM python:3.11-slim-bookworm\nRUN pip install --no-cache-dir numpy==1.26.4\n",
+     "pip installs numpy==1.26.4, requirements.txt pins numpy==2.4.6"),
+    ("FROM python:3.11-slim-bookworm\nRUN apt-get update && python -m pip install requests==2.0.0\n",
+     "requirements.txt does not pin"),
+    ("FROM python:3.11-slim-bookworm\nRUN pip3 install -U PyYAML\n", "pip installs 'PyYAML' unpinned"),
+    ('FROM python:3.11-slim-bookworm\nCMD ["train-everything"]\n', "CMD runs 'train-everything'"),
+    ('FROM python:3.11-slim-bookworm\nENTRYPOINT ["/usr/bin/nosuch", "-x"]\n', "ENTRYPOINT runs '/usr/bin/nosuch'"),
+    ('FROM python:3.11-slim-bookworm\nENTRYPOINT ["/bin/bash", "-c", "exec \\"$@\\"", "--"]\nCMD ["nosuch"]\n',
+     "CMD runs 'nosuch'"),
+    ('FROM python:3.11-slim-bookworm\nWORKDIR /surrogait\nCMD ["ros2", "launch", "launch/nosuch.launch.py"]\n',
+     "no such launch file"),
+])
+def test_a_dockerfile_breaking_a_rule_fails_with_a_clear_message(tmp_path, body, message):
+    path = tmp_path / "broken.Dockerfile"
+    path.write_text(body)
+    problems = (base_image_problems(path) + copy_problems(path) + pip_problems(path)
+                + entry_problems(path, scripts={"surrogait-train"}))
+    assert any(message in p for p in problems), problems
+
+
+def test_a_dockerfile_keeping_the_rules_passes(tmp_path):
+    """The rules are not vacuous the other way round: a good file has no problem, arguments to an
+    entrypoint are not taken for commands."""
+    path = tmp_path / "good.Dockerfile"
+    path.write_text(GOOD + 'ENTRYPOINT ["surrogait-train"]\nCMD ["--help"]\n')
+    assert pip_requirements("pip install numpy==2.4.6 -r requirements.txt -e ./x") == ["numpy==2.4.6"]
+    assert (base_image_problems(path) + copy_problems(path) + pip_problems(path)
+            + entry_problems(path, scripts={"surrogait-train"})) == []

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from surrogait_core.policy.contract import ContractError
+from surrogait_core.terrain import TERRAINS
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -75,20 +76,24 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from surrogait_train.conditions import condition_by_name
-    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, UnknownGaitError, evaluate_policy
 
     try:
         condition = condition_by_name(args.condition)
     except ValueError as e:
         raise SystemExit(f"error: --condition: {e}") from None
-    result = evaluate_policy(
-        args.policy, num_episodes=args.episodes, episode_s=args.seconds, seed=args.seed, condition=condition
-    )
+    try:
+        result = evaluate_policy(args.policy, num_episodes=args.episodes, episode_s=args.seconds, seed=args.seed,
+                                 condition=condition, gait=args.gait, terrain=args.terrain)
+    except UnknownGaitError as e:
+        raise SystemExit(f"error: --gait: {e}") from None
     out = Path(args.out) if args.out else Path(args.policy).with_suffix(".eval.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.to_json())
     print(
-        f"{args.policy} [{result.condition}]: {result.episodes} episodes x {result.episode_s:.0f} s  "
+        f"{args.policy} [{result.condition}, {result.gait}, {result.terrain}]: {result.episodes} episodes x "
+        f"{result.episode_s:.0f} s  "
+        + (f"crossed {result.crossed_rate:.3f}  " if result.crossed_rate is not None else "") +
         f"fall rate {result.fall_rate:.3f}  "
         f"vx RMSE {result.vx_rmse:.3f}  vy RMSE {result.vy_rmse:.3f}  yaw-rate RMSE {result.yaw_rate_rmse:.3f}  "
         f"CoT {result.cost_of_transport:.2f}  foot slip {result.foot_slip_m_s:.3f} m/s  "
@@ -141,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--condition", default="nominal", help='a robustness-matrix condition, e.g. "delay 20 ms" (conditions.py)'
     )
+    p.add_argument("--gait", default=None, help="a multi-gait policy's gait (default: its first); bound and gallop "
+                                                 "are judged over 0.5-1.5 m/s")
+    p.add_argument("--terrain", default="flat", choices=TERRAINS,
+                   help="a terrain course walked straight ahead (crossed: the share of robots past its end)")
     p.add_argument("--out", default=None, help="metrics JSON (default POLICY.eval.json)")
     p.set_defaults(func=_cmd_eval)
 

@@ -37,6 +37,19 @@ class EnvConfig:
     zero_command_prob: float = 0.1  # share of commands that ask to stand still
     gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
     gait_period_s: float = 0.0  # 0 = the gait's own period; otherwise overrides it (the contract records it)
+    # A multi-gait policy: the gaits (keys of GAITS) it learns at once, each robot its own, their
+    # parameters its inputs; [] = one gait, `gait`. Per gait, its range of commanded forward speed (m/s,
+    # `gait_lin_vel_x`, in `gaits` order; [] = lin_vel_x for all), and the chance that a robot switches to
+    # another gait when its command is resampled (the clock's phase runs on: it learns the switch).
+    gaits: list[str] = dataclasses.field(default_factory=list)
+    gait_lin_vel_x: list[list[float]] = dataclasses.field(default_factory=list)
+    gait_switch_prob: float = 0.0
+    # The ground: "flat" (the plain scene) or a course of surrogait_core.terrain (rough, slope, stairs) at
+    # `terrain_difficulty` (0..1]; on a course the base height (rewards, falls) is measured from the ground
+    # under the base.
+    terrain: str = "flat"
+    terrain_difficulty: float = 1.0
+    terrain_seed: int = 0
     init_joint_noise_rad: float = 0.05
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one

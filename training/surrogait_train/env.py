@@ -39,8 +39,9 @@ from surrogait_core.policy.gait import clock_features, leg_phases
 from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.policy.observation import ObservationBuilder
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.terrain import COURSE_END_X, TERRAINS, Terrain, make_terrain, set_terrain_heights
 from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
-from surrogait_train.gaits import gait_by_name
+from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.model_variants import apply_model_variant
 from surrogait_train.physics import BatchedPhysics, build_pd_model, vary_model
@@ -60,14 +61,31 @@ from surrogait_train.surrogate import RobotDynamics
 Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor, RobotDynamics], RobotState]
 
 
+TERRAIN_LEVELS = (0.25, 0.5, 0.75, 1.0)  # a mixed-terrain curriculum's difficulties (surrogait_core.terrain)
+
+
+def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
+    """Each gait's commanded forward-speed range (m/s), in `cfg.gaits` order (lin_vel_x where not given)."""
+    if not cfg.gaits:
+        return [tuple(cfg.lin_vel_x)]
+    ranges = [tuple(r) for r in cfg.gait_lin_vel_x] or [tuple(cfg.lin_vel_x)] * len(cfg.gaits)
+    if len(ranges) != len(cfg.gaits) or any(len(r) != 2 or r[0] > r[1] for r in ranges):
+        raise ValueError(f"env.gait_lin_vel_x needs one [low, high] per gait of env.gaits {cfg.gaits}, got "
+                         f"{cfg.gait_lin_vel_x}")
+    return ranges
+
+
 def make_contract(cfg: EnvConfig) -> PolicyContract:
     spec = load_robot_spec(cfg.robot)
-    ranges = CommandRanges(tuple(cfg.lin_vel_x), tuple(cfg.lin_vel_y), tuple(cfg.ang_vel_yaw))
+    vx = gait_command_ranges(cfg)  # a multi-gait policy's contract takes the union of its gaits' ranges
+    lin_vel_x = (float(min(r[0] for r in vx)), float(max(r[1] for r in vx)))
+    ranges = CommandRanges(lin_vel_x, tuple(cfg.lin_vel_y), tuple(cfg.ang_vel_yaw))
     gait = gait_by_name(cfg.gait)
     if cfg.gait_period_s > 0:
         gait = dataclasses.replace(gait, period_s=cfg.gait_period_s)
     return make_locomotion_contract(
         spec,
+        gaits=[gait_by_name(name) for name in cfg.gaits],
         gait=gait,
         command_ranges=ranges,
         control_dt_s=cfg.physics_dt_s * cfg.substeps,
@@ -93,6 +111,10 @@ class LocomotionEnv:
         self.spec = load_robot_spec(cfg.robot)
         self.contract = make_contract(cfg)
         self.gait = self.contract.gait
+        # Multi-gait: each robot's gait (index into contract.gaits) and its clock's phase (cycles), which
+        # runs on at the gait's own rate, across switches.
+        self.multi_gait = bool(self.contract.gaits)
+        self.gait_vx_ranges = np.array(gait_command_ranges(cfg))
         self.builder = ObservationBuilder(self.contract)
         self.num_envs = cfg.num_envs
         self.obs_size = self.contract.obs_size
@@ -103,8 +125,18 @@ class LocomotionEnv:
         self.kp = torch.tensor(self.contract.kp, dtype=torch.float32)  # (12,) per joint, SDK order
         self.kd = torch.tensor(self.contract.kd, dtype=torch.float32)
 
+        # "mixed": every robot its own course (kind and curriculum level) on its own model copy; the flat
+        # course only lays out the height field's grid.
+        if cfg.terrain not in ("mixed", *TERRAINS):
+            raise ValueError(f"env.terrain {cfg.terrain!r}: expected one of {', '.join(TERRAINS)} or mixed")
+        self.mixed_terrain = cfg.terrain == "mixed"
+        if cfg.terrain == "flat":
+            self.terrain = None
+        else:
+            self.terrain = make_terrain("flat" if self.mixed_terrain else cfg.terrain, cfg.terrain_seed,
+                                        1.0 if self.mixed_terrain else cfg.terrain_difficulty)
         self.model = build_pd_model(
-            self.spec, np.asarray(self.contract.kp), np.asarray(self.contract.kd), cfg.physics_dt_s
+            self.spec, np.asarray(self.contract.kp), np.asarray(self.contract.kd), cfg.physics_dt_s, self.terrain
         )
         apply_model_variant(cfg.model_variant, self.model)
         self.physics = BatchedPhysics(self.model, cfg.substeps, cfg.num_threads)
@@ -129,6 +161,17 @@ class LocomotionEnv:
         self.variation = RobotVariation.nominal(n, self.foot_friction())
         self.held_targets = np.tile(self.spec.default_joint_pos, (n, 1))  # what the motors track until new ones arrive
         self.next_push_step = np.full(n, np.iinfo(np.int64).max)
+        self.gait_index = np.zeros(n, dtype=np.int64)
+        self.gait_phase = np.zeros(n)
+        # Mixed terrain: each robot's course kind (index into TERRAINS) and curriculum level (index into
+        # TERRAIN_LEVELS), the course its model holds now, and whether it crossed in this episode.
+        self.terrain_kind = np.arange(n) % len(TERRAINS)
+        self.terrain_level = np.zeros(n, dtype=np.int64)
+        self._model_course: list[tuple[int, int] | None] = [None] * n
+        self._courses: dict[tuple[int, int], Terrain] = {}
+        self.crossed = np.zeros(n, dtype=bool)
+        if self.mixed_terrain:
+            self.physics.own_models(n)
         if self.randomization is not None:
             self.physics.own_models(n)
 
@@ -148,16 +191,32 @@ class LocomotionEnv:
         with torch.no_grad():
             return self._step(actions, None)
 
-    def phases(self) -> torch.Tensor:
-        """Gait phase of every leg (N, 4) at the current time of each episode."""
-        return torch.as_tensor(leg_phases(self.gait, self.episode_step * self.control_dt), dtype=torch.float32)
+    def phases(self, steps_ahead: int = 0) -> torch.Tensor:
+        """Gait phase of every leg (N, 4) at the current time of each episode (plus `steps_ahead` steps)."""
+        return torch.as_tensor(self._leg_phases(steps_ahead), dtype=torch.float32)
+
+    def _leg_phases(self, steps_ahead: int = 0) -> np.ndarray:
+        if self.multi_gait:
+            gaits = self.contract.gaits
+            periods = np.array([g.period_s for g in gaits])[self.gait_index]
+            offsets = np.array([g.phase_offsets for g in gaits])[self.gait_index]
+            cycles = self.gait_phase + steps_ahead * self.control_dt / periods
+            return np.mod(cycles[:, None] + offsets, 1.0)
+        return leg_phases(self.gait, (self.episode_step + steps_ahead) * self.control_dt)
+
+    def gait_batch(self) -> GaitBatch:
+        """Each robot's gait (a multi-gait policy's)."""
+        return GaitBatch.of(self.contract.gaits, self.gait_index)
+
+    def _reward_gait(self):
+        return self.gait_batch() if self.multi_gait else self.gait
 
     def raw_terms(self, state: RobotState, last_action: torch.Tensor) -> dict[str, torch.Tensor]:
         """Raw observation terms (contract names, SDK order, body frame) before scaling."""
-        clock = torch.as_tensor(
-            clock_features(leg_phases(self.gait, self.episode_step * self.control_dt)), dtype=torch.float32
-        )
+        clock = torch.as_tensor(clock_features(self._leg_phases()), dtype=torch.float32)
+        extra = {"gait_params": self.gait_batch().features()} if self.multi_gait else {}
         return {
+            **extra,
             "base_lin_vel_b": state.base_lin_vel_b,
             "base_ang_vel_b": state.base_ang_vel_b,
             "projected_gravity_b": state.projected_gravity_b,
@@ -215,9 +274,9 @@ class LocomotionEnv:
         Open-loop kinematic trot/pace/... for the current commands; used to warm-start the actor by
         imitation (training/README.md, Lessons) and by the `joint_ref` reward.
         """
-        phases = torch.as_tensor(leg_phases(self.gait, (self.episode_step + 1) * self.control_dt), dtype=torch.float32)
+        phases = self.phases(steps_ahead=1)
         ref_xy, ref_height, _ = gait_reference(
-            self.gait, phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m
+            self._reward_gait(), phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m
         )
         z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
         q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
@@ -237,7 +296,38 @@ class LocomotionEnv:
 
     # ----------------------------------------------------------------- internals
     def _sim_state(self) -> RobotState:
-        return robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)
+        state = robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)
+        if self.terrain is not None:  # the height above the ground under the base, not above z = 0
+            state = dataclasses.replace(state, base_height=state.base_height - self.ground_height())
+        return state
+
+    def ground_height(self) -> torch.Tensor:
+        """The ground's height (m) under each robot's base, on its own course."""
+        x, y = self.base_position_w()[:, :2].T
+        if not self.mixed_terrain:
+            return torch.as_tensor(self.terrain.height_at(x, y), dtype=torch.float32)
+        ground = np.zeros(self.num_envs)
+        for course in set(zip(self.terrain_kind, self.terrain_level, strict=True)):
+            rows = (self.terrain_kind == course[0]) & (self.terrain_level == course[1])
+            ground[rows] = self._course(*course).height_at(x[rows], y[rows])
+        return torch.as_tensor(ground, dtype=torch.float32)
+
+    def _course(self, kind: int, level: int) -> Terrain:
+        key = (int(kind), int(level))
+        if key not in self._courses:
+            self._courses[key] = make_terrain(TERRAINS[key[0]], self.cfg.terrain_seed + key[1], TERRAIN_LEVELS[key[1]])
+        return self._courses[key]
+
+    def _update_curriculum(self, rows: np.ndarray, fell: np.ndarray) -> None:
+        """legged_gym's terrain curriculum: a robot that crossed its course gets a harder one, a robot that
+        fell before crossing an easier one."""
+        up = rows & self.crossed
+        down = rows & fell & ~self.crossed
+        self.terrain_level = np.clip(self.terrain_level + up - down, 0, len(TERRAIN_LEVELS) - 1)
+
+    def base_position_w(self) -> np.ndarray:
+        """Each robot's base position in the world (N, 3), m."""
+        return self._mj_state[:, self.physics.layout.qpos][:, 0:3].copy()
 
     def advance_physics(self, joint_targets: np.ndarray) -> tuple[RobotState, torch.Tensor]:
         """Step MuJoCo one policy period towards new joint targets; returns the new state and foot touch (N, 4).
@@ -287,10 +377,14 @@ class LocomotionEnv:
         sim, touch = self.advance_physics(targets.detach().double().numpy())
         state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step += 1
+        if self.mixed_terrain:
+            self.crossed |= self.base_position_w()[:, 0] >= COURSE_END_X
+        if self.multi_gait:
+            self.gait_phase += self.control_dt / np.array([g.period_s for g in self.contract.gaits])[self.gait_index]
 
         phases = self.phases()
         reward, terms = compute_rewards(
-            state, actions, self.last_action, targets, self.commands, phases, self.gait, self.kinematics,
+            state, actions, self.last_action, targets, self.commands, phases, self._reward_gait(), self.kinematics,
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt,
@@ -317,8 +411,13 @@ class LocomotionEnv:
         done_np = done.numpy()
         resample = (self.episode_step % self.resample_steps == 0) & ~done_np
         if resample.any():
+            if self.multi_gait and self.cfg.gait_switch_prob > 0:
+                switch = resample & (self.rng.random(self.num_envs) < self.cfg.gait_switch_prob)
+                self.gait_index[switch] = self.rng.integers(0, len(self.contract.gaits), int(switch.sum()))
             self._sample_commands(resample)
         if done_np.any():
+            if self.mixed_terrain:
+                self._update_curriculum(done_np, fell.numpy())
             self._reset_rows(done_np)
             fresh = self._sim_state()
             state = state.where(done, fresh)
@@ -332,6 +431,9 @@ class LocomotionEnv:
         lo = np.array([self.cfg.lin_vel_x[0], self.cfg.lin_vel_y[0], self.cfg.ang_vel_yaw[0]])
         hi = np.array([self.cfg.lin_vel_x[1], self.cfg.lin_vel_y[1], self.cfg.ang_vel_yaw[1]])
         cmd = self.rng.uniform(lo, hi, size=(k, 3))
+        if self.multi_gait:  # each robot's forward speed from its gait's range (bounds and gallops go fast)
+            vx = self.gait_vx_ranges[self.gait_index[rows]]
+            cmd[:, 0] = self.rng.uniform(vx[:, 0], vx[:, 1])
         cmd[self.rng.random(k) < self.cfg.zero_command_prob] = 0.0
         self.commands[torch.as_tensor(rows)] = torch.as_tensor(cmd, dtype=torch.float32)
 
@@ -343,6 +445,17 @@ class LocomotionEnv:
         self._mj_state[rows] = self.physics.state_from_qpos(qpos, qvel)
         self.episode_step[rows] = 0
         self.held_targets[rows] = self.spec.default_joint_pos
+        if self.multi_gait:
+            self.gait_index[rows] = self.rng.integers(0, len(self.contract.gaits), k)
+            self.gait_phase[rows] = 0.0
+        if self.mixed_terrain:
+            self.crossed[rows] = False
+            models = self.physics.models
+            for i in np.flatnonzero(rows):
+                course = (int(self.terrain_kind[i]), int(self.terrain_level[i]))
+                if self._model_course[i] != course:
+                    set_terrain_heights(models[i], self._course(*course))
+                    self._model_course[i] = course
         if self.randomization is not None:
             dt = self.cfg.physics_dt_s
             self.variation.assign(rows, sample_variation(self.randomization, self.rng, k, dt))

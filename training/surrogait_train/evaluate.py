@@ -32,6 +32,7 @@ import torch
 
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
+from surrogait_core.terrain import COURSE_END_X
 from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS
@@ -41,7 +42,19 @@ WALK_YAW_RMSE = 0.2
 EVAL_SEED = 10_000  # training seeds are small integers; evaluation uses its own
 
 
-def command_set(num: int, vx=(0.3, 1.0), vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.ndarray:
+# Forward speeds each gait is judged over (m/s): the fast gaits are asked to go fast (issue 14).
+GAIT_EVAL_VX: dict[str, tuple[float, float]] = {"bound": (0.5, 1.5), "gallop": (0.5, 1.5)}
+DEFAULT_EVAL_VX = (0.3, 1.0)
+
+
+class UnknownGaitError(ValueError):
+    """A gait the policy was not trained for."""
+
+TERRAIN_EVAL_VX = (0.6, 1.0)  # straight over a course: 10 s at 0.6 m/s passes its end (CROSSED_X) with room
+CROSSED_X = COURSE_END_X + 0.3  # m: the base this far past the feature's end, so every foot is off it
+
+
+def command_set(num: int, vx=DEFAULT_EVAL_VX, vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.ndarray:
     """Fixed, spread-out commands (a Halton-like sequence with bases 2, 3, 5)."""
 
     def radical_inverse(i: int, base: int) -> float:
@@ -62,6 +75,9 @@ def command_set(num: int, vx=(0.3, 1.0), vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.
 class EvalResult:
     policy: str
     condition: str
+    gait: str
+    terrain: str
+    crossed_rate: float | None  # on a terrain course: the share of robots that crossed it without falling
     episodes: int
     episode_s: float
     fall_rate: float
@@ -92,7 +108,13 @@ def evaluate_policy(
     num_threads: int = 2,
     commands: np.ndarray | None = None,
     condition: EvalCondition = NOMINAL,
+    gait: str | None = None,
+    terrain: str = "flat",
 ) -> EvalResult:
+    """`gait`: one of a multi-gait policy's gaits (default: its contract's `gait`); its commands span
+    GAIT_EVAL_VX's forward speeds for that gait. `terrain`: a course of surrogait_core.terrain, walked
+    straight ahead (vy and yaw rate 0, vx from TERRAIN_EVAL_VX or the gait's); `crossed_rate` is the share
+    of robots whose base passed the course's end standing."""
     from surrogait_train.env import LocomotionEnv
 
     policy = OnnxPolicy(onnx_path)
@@ -111,6 +133,7 @@ def evaluate_policy(
         episode_length_s=episode_s + 1.0,
         init_joint_noise_rad=0.02,
         model_variant=condition.model_variant,
+        terrain=terrain,
     )
     env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
     variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
@@ -120,8 +143,19 @@ def evaluate_policy(
     kp, kd = gains.kp.double().numpy(), gains.kd.double().numpy()
     runner = PolicyRunner(policy)  # the deployment path, on a batch of robots
     runner.reset(num_robots=num_episodes)
+    if gait is not None:
+        try:
+            runner.set_gait(gait)
+        except KeyError as e:
+            raise UnknownGaitError(f"{onnx_path}: {e.args[0]}") from None
     env.reset(seed=seed, randomize_episode_start=False)
-    cmds = command_set(num_episodes) if commands is None else np.asarray(commands, dtype=np.float64)
+    if commands is not None:
+        cmds = np.asarray(commands, dtype=np.float64)
+    elif terrain != "flat":
+        cmds = command_set(num_episodes, vx=GAIT_EVAL_VX.get(runner.gait.name, TERRAIN_EVAL_VX), vy=(0, 0), yaw=(0, 0))
+    else:
+        cmds = command_set(num_episodes, vx=GAIT_EVAL_VX.get(runner.gait.name, DEFAULT_EVAL_VX))
+    furthest_x = np.full(num_episodes, -np.inf)
     n = num_episodes
     steps = int(round(episode_s / contract.control_dt_s))
     settle = int(round(settle_s / contract.control_dt_s))
@@ -149,6 +183,7 @@ def evaluate_policy(
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
         fell = (st["base_height"] < env_cfg.fall_height_m) | (st["projected_gravity_b"][:, 2] > env_cfg.fall_tilt_gz)
         alive &= ~fell
+        furthest_x = np.where(alive, np.maximum(furthest_x, env.base_position_w()[:, 0]), furthest_x)
         outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
         excess = np.maximum(excess, np.max(outside[alive], axis=0, initial=0.0))
         # power: |tau * dq| summed over joints, tau from the PD law and torque limits
@@ -176,7 +211,7 @@ def evaluate_policy(
     rmse = np.sqrt((errors[valid] ** 2).mean(0)) if valid.any() else np.full(3, np.inf)
     per_ep = np.sqrt((errors[..., 0] ** 2 * valid).sum(0) / np.maximum(valid.sum(0), 1))
     # gait-period averages (information only): windows of one period fully inside the valid steps
-    window = max(1, int(round(contract.gait.period_s / contract.control_dt_s)))
+    window = max(1, int(round(runner.gait.period_s / contract.control_dt_s)))
     usable = (steps - settle) // window * window
     err_w = errors[settle : settle + usable].reshape(-1, window, n, 3).mean(1)
     ok_w = valid[settle : settle + usable].reshape(-1, window, n).all(1)
@@ -187,6 +222,9 @@ def evaluate_policy(
     return EvalResult(
         policy=str(onnx_path),
         condition=condition.name,
+        gait=runner.gait.name,
+        terrain=terrain,
+        crossed_rate=None if terrain == "flat" else float((alive & (furthest_x >= CROSSED_X)).mean()),
         episodes=n,
         episode_s=episode_s,
         fall_rate=fall_rate,

@@ -1,9 +1,17 @@
 """Gait schedules as data: phase offsets (SDK leg order FR, FL, RR, RL, in cycles) and duty factor.
 
-Switching gait is a config change (`env.gait=pace`); no code depends on which legs pair up.
+Switching gait is a config change (`env.gait=pace`); no code depends on which legs pair up. A
+multi-gait policy (`env.gaits=[trot,pace,bound,gallop]`) trains on all of them at once: each robot
+walks with its own gait, whose parameters it sees (`GaitBatch`).
 """
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import torch
 
 from surrogait_core.policy.contract import GaitSpec
 
@@ -21,3 +29,24 @@ def gait_by_name(name: str) -> GaitSpec:
     if name not in GAITS:
         raise ValueError(f"unknown gait {name!r}; known gaits: {', '.join(GAITS)}")
     return GAITS[name]
+
+
+@dataclasses.dataclass(frozen=True)
+class GaitBatch:
+    """Each robot's gait as tensors that broadcast against (N, 4) leg phases: the batched GaitSpec."""
+
+    period_s: torch.Tensor  # (N, 1)
+    duty_factor: torch.Tensor  # (N, 1)
+    phase_offsets: torch.Tensor  # (N, 4), cycles
+    swing_height_m: torch.Tensor  # (N, 1)
+
+    @classmethod
+    def of(cls, gaits: Sequence[GaitSpec], index: np.ndarray) -> GaitBatch:
+        """The batch for robots walking with gaits[index[i]]."""
+        table = np.array([[g.period_s, g.duty_factor, g.swing_height_m, *g.phase_offsets] for g in gaits])[index]
+        t = torch.as_tensor(table, dtype=torch.float32)
+        return cls(t[:, 0:1], t[:, 1:2], t[:, 3:7], t[:, 2:3])
+
+    def features(self) -> torch.Tensor:
+        """The policy's gait input (N, 6): period, duty factor, phase offsets (surrogait_core.policy.gait)."""
+        return torch.cat([self.period_s, self.duty_factor, self.phase_offsets], dim=-1)

@@ -29,14 +29,16 @@ import numpy as np
 from mujoco import rollout
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, RobotSpec
+from surrogait_core.terrain import Terrain, compile_with_terrain
 
 FOOT_TOUCH_SITE_RADIUS_M = 0.03  # slightly larger than the foot sphere so its contact points fall inside
 
 
 def build_pd_model(
-    spec: RobotSpec, kp: float | np.ndarray, kd: float | np.ndarray, physics_dt_s: float
+    spec: RobotSpec, kp: float | np.ndarray, kd: float | np.ndarray, physics_dt_s: float, terrain: Terrain | None = None
 ) -> mujoco.MjModel:
-    """The robot in its scene with PD actuators (SDK order; gains per joint or one for all) and foot touch sensors."""
+    """The robot in its scene with PD actuators (SDK order; gains per joint or one for all) and foot touch sensors;
+    on `terrain`'s course if given (surrogait_core.terrain)."""
     mj_spec = mujoco.MjSpec.from_file(str(spec.scene_path))
     for leg in SDK_LEG_ORDER:
         body = mj_spec.body(f"{leg}_calf")
@@ -45,7 +47,7 @@ def build_pd_model(
         mj_spec.add_sensor(
             name=f"{leg}_touch", type=mujoco.mjtSensor.mjSENS_TOUCH, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name
         )
-    model = mj_spec.compile()
+    model = mj_spec.compile() if terrain is None else compile_with_terrain(mj_spec, terrain)
     model.opt.timestep = physics_dt_s
     for a in range(model.nu):
         joint = model.actuator_trnid[a, 0]

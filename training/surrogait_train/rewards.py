@@ -28,14 +28,17 @@ import torch
 
 from surrogait_core.policy.contract import GaitSpec
 from surrogait_train.config import RewardConfig
+from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState
 
 
 def gait_reference(
-    gait: GaitSpec, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor, foot_radius_m: float
+    gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
+    foot_radius_m: float,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases."""
+    """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
+    (one gait for every robot, or each robot's own: `GaitBatch`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
@@ -47,7 +50,10 @@ def gait_reference(
     px, py = nominal_feet_b[:, 0], nominal_feet_b[:, 1]
     vx = command[:, 0:1] - command[:, 2:3] * py
     vy = command[:, 1:2] + command[:, 2:3] * px
-    half_step = 0.5 * d * gait.period_s * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
+    stance_time = torch.as_tensor(d * gait.period_s)  # s; (N, 1) for a GaitBatch
+    if stance_time.dim():
+        stance_time = stance_time.unsqueeze(-1)
+    half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
     ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
     xy = nominal_feet_b[:, :2] + ramp * half_step
     return xy, height, stance
@@ -65,7 +71,7 @@ def compute_rewards(
     joint_targets: torch.Tensor,
     command: torch.Tensor,
     phases: torch.Tensor,
-    gait: GaitSpec,
+    gait: GaitSpec | GaitBatch,
     kinematics: LegKinematics,
     nominal_feet_b: torch.Tensor,
     foot_radius_m: float,

@@ -14,6 +14,8 @@ SRV_WALK = "policy/walk"  # std_srvs/Trigger
 SRV_STOP_WALK = "policy/stop_walk"  # std_srvs/Trigger: WALK -> READY
 SRV_DAMP = "policy/damp"  # std_srvs/Trigger
 SRV_POLICY_RESET = "policy/reset"  # std_srvs/Trigger: DAMP -> PASSIVE, only while the safety monitor reports OK
+SRV_GAIT_PREFIX = "policy/gait/"  # + a gait name: std_srvs/Trigger, a multi-gait policy's gait (READY or WALK)
+POLICY_GAIT = "policy/gait"  # std_msgs/String: the gait the policy walks with (transient local)
 
 # State estimator
 ODOM = "odom"  # nav_msgs/Odometry, odom -> base_link (REP 105), twist in base_link

@@ -112,6 +112,12 @@ class PolicyNode(Node):
                               ("stop_walk", interfaces.SRV_STOP_WALK), ("damp", interfaces.SRV_DAMP),
                               ("reset", SRV_RESET)):
             self.create_service(Trigger, name, self._trigger_handler(request))
+        # A multi-gait policy: one Trigger per gait its contract lists (policy/gait/trot, ...).
+        for gait in contract.gaits:
+            self.create_service(Trigger, interfaces.SRV_GAIT_PREFIX + gait.name,
+                                self._trigger_handler(f"gait:{gait.name}"))
+        self._gait_pub = self.create_publisher(String, interfaces.POLICY_GAIT, LATCHED)
+        self._published_gait: str | None = None
         self.create_timer(self.params.diagnostics_period_s, self._publish_diagnostics)
         # Events are logged on the executor when the control thread signals new ones: a polling
         # timer would wake the executor (≈ 0.5 ms of Python each time) whether or not there are any.
@@ -221,6 +227,9 @@ class PolicyNode(Node):
             if state is not self._published_state:  # every change, at once: operators and the monitor act on it
                 self._state_pub.publish(String(data=state.value))
                 self._published_state = state
+            if self.controller.gait != self._published_gait:
+                self._gait_pub.publish(String(data=self.controller.gait))
+                self._published_gait = self.controller.gait
             if tick.index % self.feedback_every_n_cycles == 0:
                 self._publish_robot_state()
             if tick.wake_s >= self._next_summary_s and self.stats.cycles >= 2:  # a period needs two wake-ups

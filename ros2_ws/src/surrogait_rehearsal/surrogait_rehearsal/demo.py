@@ -1,7 +1,7 @@
 """The rehearsal demo: rehearse a policy in a scripted session, write the report.
 
     python -m surrogait_rehearsal.demo [--robot go2|go1] [--policy FILE | --use-shipped-policy] [--quick]
-                                       [--motor-model M]
+                                       [--motor-model M] [--simulator mujoco|gazebo|gazebo-standin]
 
 `make demo` (scripts/demo.py) trains a policy first and passes it here with --policy.
 1. takes the policy given with --policy (else the shipped one) and checks its contract;
@@ -9,7 +9,10 @@
    unitree_sdk2 DDS, or the Go1's unitree_legged_sdk UDP with the safety monitor as the link's
    gateway), the policy node, and the state estimator and safety monitor where installed — each
    with its package's parameters file, as in launch/<robot>_rehearsal.launch.py (paths, domain
-   and ports overridden);
+   and ports overridden). `--simulator gazebo` rehearses the Go2 in Gazebo instead, as
+   launch/go2_gazebo.launch.py (gz sim, ros_gz_bridge, the Gazebo bridge node speaking the Go2's
+   wire); `--simulator gazebo-standin` the same with a MuJoCo stand-in for gz sim + ros_gz_bridge
+   (surrogait_rehearsal.gazebo_rehearsal);
 3. drives a scripted session through the policy node's services and cmd_vel: stand up, walk
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
@@ -29,7 +32,17 @@ import signal
 import time
 from pathlib import Path
 
+from surrogait_core import interfaces
 from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.terrain import TERRAINS
+from surrogait_rehearsal.gazebo_rehearsal import (
+    DEPLOYMENT_NODES,
+    GAZEBO_SIMULATORS,
+    SIMULATORS,
+    GazeboUnavailable,
+    gazebo_commands,
+    launch_gazebo_rehearsal,
+)
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,
@@ -47,6 +60,15 @@ from surrogait_rehearsal.report import RunFiles, build_report
 
 def say(text: str) -> None:
     print(text, flush=True)
+
+
+def terrain_segments(quick: bool = False) -> list[Segment]:
+    """Straight over a terrain course (4 m, 0.5 m ahead of the start) and on: 0.6 m/s for 10 s, then stop."""
+    return [
+        Segment("onto the course, 0.6 m/s", 4.0 if quick else 5.0, (0.6, 0.0, 0.0)),
+        Segment("over and off it, 0.6 m/s", 6.0 if quick else 7.0, (0.6, 0.0, 0.0)),
+        Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False),
+    ]
 
 
 def demo_segments(quick: bool = False) -> list[Segment]:
@@ -70,14 +92,28 @@ def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
 
 
 def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: Path) -> dict:
+    recordings = {"log_path": str(run_dir / "sim_log.npz"),
+                  "video_path": "" if args.no_video else str(run_dir / "robot.mp4")}
     own = {
-        sim_node(args.robot): {"log_path": str(run_dir / "sim_log.npz"), "motor_model": args.motor_model,
-                               "video_path": "" if args.no_video else str(run_dir / "robot.mp4")},
+        sim_node(args.robot): {**recordings, "motor_model": args.motor_model, "terrain": args.terrain},
+        "gz_standin": recordings,  # the MuJoCo stand-in records what go2_sim records (no LowCmds: it sees forces)
+        "gazebo_bridge": {},
         "estimator_node": {},
         "safety_monitor": {"fault_log_path": str(run_dir / "safety_fault_log.jsonl"), "policy_path": str(policy)},
         "policy_node": {"policy_path": str(policy), "timing_log_path": str(run_dir / "policy_timing.npz")},
     }[name]
-    return {**link_params(args.robot, args.domain)[name], **own}
+    link = link_params(args.robot, args.domain).get(name, {})
+    if name == "gazebo_bridge":  # the Go2's end of the wire, where go2_sim would be
+        link = {"dds_domain": args.domain, "network_interface": "lo"}
+    return {**link, **own}
+
+
+def session_nodes(args: argparse.Namespace) -> list[str]:
+    """The processes of this session that take a parameters file, in start order."""
+    if args.simulator == "mujoco":
+        return rehearsal_nodes(args.robot)
+    side = ["gz_standin"] if args.simulator == "gazebo-standin" else []  # gz sim takes its world, not YAML
+    return [*side, "gazebo_bridge", *DEPLOYMENT_NODES]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -96,8 +132,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-video", action="store_true", help="do not render the robot's video")
     parser.add_argument("--motor-model", choices=("driver", "on_command"), default="driver",
                         help="the simulator's motor model: PD at the physics rate from the latest LowCmd (driver, "
-                             "as the robot's motor drivers), or a torque computed when a LowCmd arrives, then held")
-    return parser.parse_args(argv)
+                             "as the robot's motor drivers), or a torque computed when a LowCmd arrives, then held "
+                             "(MuJoCo only; the Gazebo bridge runs the PD at its own rate)")
+    parser.add_argument("--terrain", choices=TERRAINS, default="flat",
+                        help="rough, slope or stairs: the session walks straight over that course (surrogait_core."
+                             "terrain) instead of the flat-ground script (MuJoCo rehearsal only)")
+    parser.add_argument("--switch-gait", default=None, metavar="GAIT",
+                        help="a multi-gait policy: switch to this gait (policy/gait/GAIT) as the second segment "
+                             "starts; the report marks the change on the velocity plot")
+    parser.add_argument("--simulator", choices=SIMULATORS, default="mujoco",
+                        help="mujoco (go2_sim / go1_sim, the default); gazebo (gz sim + ros_gz_bridge + the Gazebo "
+                             "bridge node; needs Gazebo Harmonic and ros_gz_bridge); gazebo-standin (the same with a "
+                             "MuJoCo stand-in for gz sim + ros_gz_bridge). Gazebo: Go2 only")
+    args = parser.parse_args(argv)
+    if args.terrain != "flat" and args.simulator != "mujoco":
+        parser.error("--terrain is the MuJoCo rehearsal's (go2_sim / go1_sim); the Gazebo worlds are flat")
+    if args.simulator in GAZEBO_SIMULATORS and args.robot != "go2":
+        parser.error(f"--simulator {args.simulator} rehearses the Go2 only (the Go1's UDP wire has no Gazebo bridge)")
+    return args
 
 
 def default_run_dir() -> Path:
@@ -107,6 +159,12 @@ def default_run_dir() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.simulator == "gazebo":
+        try:
+            gazebo_commands()  # refuse before anything is made or started when Gazebo is not installed
+        except GazeboUnavailable as e:
+            say(f"surrogait demo: cannot rehearse in Gazebo: {e}")
+            return 2
     run_dir = (args.run_dir or default_run_dir()).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     # The safety monitor appends to its log; in a reused run folder the report must show this session only.
@@ -124,17 +182,20 @@ def main(argv: list[str] | None = None) -> int:
 
     wire = (f"Go1 UDP on 127.0.0.1 ports {go1_ports(args.domain).robot}.." if args.robot == "go1"
             else f"DDS domain {args.domain} on lo")
-    say(f"[2/4] rehearsal processes ({args.robot}: {wire}; logs in {run_dir / 'logs'})")
+    say(f"[2/4] rehearsal processes ({args.robot} in {args.simulator}: {wire}; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0
-    segments = demo_segments(args.quick)
+    segments = terrain_segments(args.quick) if args.terrain != "flat" else demo_segments(args.quick)
     operator = None
     group = ProcessGroup(run_dir / "logs", args.domain, config_dir=run_dir / "config", niceness=REHEARSAL_NICENESS)
     try:
         operator = Operator(args.domain, log=say, name="surrogait_demo")
-        overrides = {name: node_overrides(name, args, run_dir, policy) for name in rehearsal_nodes(args.robot)}
+        overrides = {name: node_overrides(name, args, run_dir, policy) for name in session_nodes(args)}
         try:
-            launch_rehearsal(group, operator, overrides, log=say)
-            run_session(operator, group, segments)
+            if args.simulator == "mujoco":
+                launch_rehearsal(group, operator, overrides, log=say)
+            else:
+                launch_gazebo_rehearsal(group, operator, args.simulator, overrides, log=say)
+            run_session(operator, group, segments, switch_gait=args.switch_gait)
         except SessionError as e:
             # A damp (the safety monitor's or the policy node's own), a dead process or a refused step:
             # the session did not complete. The report still shows what happened.
@@ -172,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     files = RunFiles(session=run_dir / "session.npz", sim_log=_existing(run_dir / "sim_log.npz"),
                      timing=_existing(run_dir / "policy_timing.npz"),
                      fault_log=_existing(run_dir / "safety_fault_log.jsonl"), video=_existing(run_dir / "robot.mp4"))
-    info = {"run": run_dir.name, "robot": args.robot, "policy_path": str(policy), "policy_source": policy_source,
+    info = {"run": run_dir.name, "robot": args.robot, "simulator": args.simulator, "policy_path": str(policy),
+            "policy_source": policy_source,
             "processes": [c.name for c in group.children],
             "outcome": outcome, "quick": args.quick,
             "machine": f"{platform.node()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}"}
@@ -187,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code
 
 
-def run_session(operator: Operator, group: ProcessGroup, segments: list[Segment]) -> None:
+def run_session(operator: Operator, group: ProcessGroup, segments: list[Segment],
+                switch_gait: str | None = None) -> None:
     """The scripted session: stand up, walk through `segments`, stop, damp. SessionError when it cannot go on."""
     operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0, abort_on=group.why_dead)
     say("[3/4] scripted session")
@@ -205,7 +268,13 @@ def run_session(operator: Operator, group: ProcessGroup, segments: list[Segment]
     operator.wait_for_state("READY", 15.0)
     operator.call("walk", must_succeed=True)
 
+    switch_at = segments[1] if switch_gait is not None and len(segments) > 1 else None
+
     def progress(segment: Segment, elapsed: float) -> None:
+        nonlocal switch_at
+        if segment is switch_at:  # the second segment starts: switch gait while walking
+            switch_at = None
+            operator.call(interfaces.SRV_GAIT_PREFIX + switch_gait, must_succeed=True)
         gt = operator.latest_ground_truth()
         if gt is not None and int(elapsed * 10) % 10 == 0:
             say(f"  {segment.name:28s} {elapsed:4.1f}/{segment.duration_s:.0f} s   vx {gt[6]:+.2f} m/s  "

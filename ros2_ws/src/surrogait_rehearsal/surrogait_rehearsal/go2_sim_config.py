@@ -39,6 +39,8 @@ class SimNodeConfig:
                                            "a Go1 answers each accepted LowCmd with one LowState instead")
     ground_truth_rate_hz: float = param(100.0, "ground-truth odometry rate, Hz")
     initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on) or stand (keyframe)")
+    terrain: str = param("flat", "the ground: flat, or a course of surrogait_core.terrain the trainer uses (rough, "
+                                 "slope, stairs: 4 m along +x from x = 0.5 m; the robot starts at the origin)")
     motor_model: str = param("driver", "when the motor PD runs: driver (every physics step, as the robot's "
                                        "drivers) or on_command (once per valid LowCmd, torque held until the "
                                        "next, as some simulator bridges; a 50 Hz stream then makes a 50 Hz PD "
@@ -123,6 +125,7 @@ class SimNodeConfig:
             physics_dt_s=self.physics_dt,
             initial_pose=self.initial_pose,
             motor_model=self.motor_model,
+            terrain=self.terrain,
             imu_quat_noise_std_rad=self.imu_quat_noise_std,
             imu_gyro_noise_std=self.imu_gyro_noise_std,
             imu_acc_noise_std=self.imu_acc_noise_std,

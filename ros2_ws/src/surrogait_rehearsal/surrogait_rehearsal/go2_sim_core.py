@@ -13,6 +13,7 @@ import mujoco
 import numpy as np
 
 from surrogait_core.robot_spec import RobotSpec, load_robot_spec
+from surrogait_core.terrain import TERRAINS, scene_model
 from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques
 
@@ -36,6 +37,8 @@ class SimConfig:
     imu_acc_noise_std: float = 0.05  # m/s²
     seed: int = 0
     motor_model: str = "driver"  # when the PD law runs: every physics step, or once per LowCmd (MOTOR_MODELS)
+    terrain: str = "flat"  # the ground: flat, or a course of surrogait_core.terrain (the trainer's own)
+    terrain_seed: int = 0
 
     def validate(self) -> None:
         if not 0.0 < self.physics_dt_s <= 0.002:
@@ -43,6 +46,8 @@ class SimConfig:
                 f"physics_dt {self.physics_dt_s} s: must be in (0, 0.002] (motor PD runs at >= 500 Hz)")
         if self.initial_pose not in INITIAL_POSES:
             raise SimConfigError(f"initial_pose {self.initial_pose!r}: expected one of {', '.join(INITIAL_POSES)}")
+        if self.terrain not in TERRAINS:
+            raise SimConfigError(f"terrain {self.terrain!r}: expected one of {', '.join(TERRAINS)}")
         if self.motor_model not in MOTOR_MODELS:
             raise SimConfigError(f"motor_model {self.motor_model!r}: expected one of {', '.join(MOTOR_MODELS)}")
         for name in ("imu_quat_noise_std_rad", "imu_gyro_noise_std", "imu_acc_noise_std"):
@@ -89,7 +94,7 @@ class Go2Sim:
         config.validate()
         self.config = config
         self.spec = spec or load_robot_spec(config.robot)
-        self.model = mujoco.MjModel.from_xml_path(str(self.spec.scene_path))
+        self.model = scene_model(self.spec.scene_path, config.terrain, config.terrain_seed)
         self.model.opt.timestep = config.physics_dt_s
         self.data = mujoco.MjData(self.model)
         self._rng = np.random.default_rng(config.seed)

@@ -195,9 +195,9 @@ class Go2SimNode(Node):
         try:
             if config.video_path:
                 video = VideoRecorder(sim.spec.scene_path, config.video_path, config.video_fps, config.video_width,
-                                      config.video_height)
-            log.info(f"{self.link.ready_line}, start {config.sim.initial_pose}, realtime factor "
-                     f"{config.realtime_factor:g}, motor model {config.sim.motor_model} "
+                                      config.video_height, terrain=config.sim.terrain)
+            log.info(f"{self.link.ready_line}, start {config.sim.initial_pose} on {config.sim.terrain} ground, "
+                     f"realtime factor {config.realtime_factor:g}, motor model {config.sim.motor_model} "
                      f"({MOTOR_MODELS[config.sim.motor_model]})")
             t0 = time.monotonic()
             run_physics(sim, config, self.gate, self.io, self.link, self.publish_ground_truth, stop,
@@ -238,9 +238,7 @@ class Go2SimNode(Node):
         self.get_logger().info(f"push: linear {lin.tolist()} m/s, angular {ang.tolist()} rad/s (world)")
 
     def _on_gamepad(self, msg) -> None:
-        axes = list(msg.axes) + [0.0] * (4 - len(msg.axes))
-        keys = frozenset(k for k, bit in go2_wire.KEY_BITS.items() if bit < len(msg.buttons) and msg.buttons[bit])
-        raw = go2_wire.encode_gamepad(go2_wire.Gamepad(keys, *(float(a) for a in axes[:4])))
+        raw = go2_wire.wireless_remote_from_joy(msg.axes, msg.buttons)
         with self.io.lock:
             self.io.wireless_remote = raw
 

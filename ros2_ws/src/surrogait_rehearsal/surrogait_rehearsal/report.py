@@ -44,6 +44,7 @@ def load_session(path: Path) -> dict:
             "diagnostics": json.loads(str(z["diagnostics"])),
             "sim_diagnostics": json.loads(str(z["sim_diagnostics"])) if "sim_diagnostics" in z else [],
             "segments": json.loads(str(z["segments"])),
+            "gaits": json.loads(str(z["gaits"])) if "gaits" in z else [],
         }
 
 
@@ -174,6 +175,11 @@ def plot_velocity(session: dict, path: Path) -> Path:
     axes[1].step(t_cmd, cmd[:, 2], where="post", color="k", lw=1.2, label="commanded yaw rate")
     axes[1].set_ylabel("yaw rate [rad/s]")
     axes[1].set_xlabel("time [s]")
+    # Gait changes (a multi-gait policy's, the first is its starting gait): a dashed line and the gait's name.
+    for t_gait, gait in session.get("gaits", [])[1:]:
+        for ax in axes:
+            ax.axvline(t_gait, color="purple", ls="--", lw=1.0)
+        axes[0].text(t_gait, 0.02, f" {gait}", transform=axes[0].get_xaxis_transform(), color="purple", fontsize=8)
     for ax in axes:
         _shade_segments(ax, session["segments"])
         ax.legend(loc="lower right", fontsize=8)

@@ -22,6 +22,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from surrogait_core.terrain import scene_model
+
 VIDEO_SUFFIXES = (".mp4", ".gif")
 GIF_MAX_FRAMES = 600  # 30 s at 20 fps; Pillow keeps GIF frames in memory and encodes slowly: prefer .mp4
 _START_TIMEOUT_S = 60.0
@@ -30,7 +32,7 @@ _CLOSE_TIMEOUT_S = 120.0
 
 class VideoRecorder:
     def __init__(self, scene_path: str | Path, path: str | Path, fps: float = 20.0, width: int = 320,
-                 height: int = 240, track_body: str = "base") -> None:
+                 height: int = 240, track_body: str = "base", terrain: str = "flat") -> None:
         self.path = Path(path)
         if self.path.suffix not in VIDEO_SUFFIXES:
             raise ValueError(f"video_path {self.path}: expected a file ending in {' or '.join(VIDEO_SUFFIXES)}")
@@ -47,7 +49,7 @@ class VideoRecorder:
         env.setdefault("PYOPENGL_PLATFORM", env["MUJOCO_GL"])
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "surrogait_rehearsal.sim_video", str(scene_path), str(self.path), str(fps),
-             str(width), str(height), track_body],
+             str(width), str(height), track_body, terrain],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, start_new_session=True,  # a Ctrl-C to the terminal's group must not cut the file short
         )
@@ -111,7 +113,8 @@ class VideoRecorder:
             self._proc.wait(timeout=5.0)
 
 
-def _render(scene_path: str, path: str, fps: float, width: int, height: int, track_body: str) -> None:
+def _render(scene_path: str, path: str, fps: float, width: int, height: int, track_body: str,
+            terrain: str = "flat") -> None:
     """The child: read qpos frames from stdin until EOF, render and encode them; report on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Under a real-time parent (sched_fifo_priority) drop back to normal, low-priority scheduling:
@@ -126,7 +129,7 @@ def _render(scene_path: str, path: str, fps: float, width: int, height: int, tra
     try:
         import imageio.v2 as iio
 
-        model = mujoco.MjModel.from_xml_path(scene_path)
+        model = scene_model(scene_path, terrain)
         model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
         model.vis.global_.offheight = max(model.vis.global_.offheight, height)
         renderer = mujoco.Renderer(model, height=height, width=width)
@@ -168,4 +171,4 @@ def _render(scene_path: str, path: str, fps: float, width: int, height: int, tra
 
 if __name__ == "__main__":
     scene, out, fps_arg, w, h, body = sys.argv[1:7]
-    _render(scene, out, float(fps_arg), int(w), int(h), body)
+    _render(scene, out, float(fps_arg), int(w), int(h), body, *sys.argv[7:8])

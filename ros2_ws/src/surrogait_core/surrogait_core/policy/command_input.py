@@ -22,6 +22,15 @@ CHORDS: tuple[tuple[str, frozenset[str]], ...] = (
     ("walk", WALK_KEYS),
     ("stop_walk", STOP_WALK_KEYS),
 )
+# A multi-gait policy's gaits, in its contract's order: R1 held with a direction of the pad.
+GAIT_CHORD_DIRECTIONS = ("up", "right", "down", "left")
+GAIT_CHORD_MODIFIER = "R1"
+
+
+def gait_chords(gait_names: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """`gait:<name>` requests for the first four gaits: R1+up, R1+right, R1+down, R1+left."""
+    return tuple((f"gait:{name}", frozenset({GAIT_CHORD_MODIFIER, direction}))
+                 for name, direction in zip(gait_names, GAIT_CHORD_DIRECTIONS, strict=False))
 
 
 def clip_command(command: np.ndarray, ranges: CommandRanges) -> np.ndarray:
@@ -79,9 +88,10 @@ class CommandInput:
 class ChordDetector:
     """Turns held gamepad keys into one request per press (on the rising edge of a chord)."""
 
+    extra: tuple[tuple[str, frozenset[str]], ...] = ()  # after the standard chords (e.g. `gait_chords`)
     _held: frozenset[str] = frozenset()
 
     def update(self, keys: frozenset[str]) -> list[str]:
-        pressed = [name for name, chord in CHORDS if chord <= keys and not chord <= self._held]
+        pressed = [name for name, chord in CHORDS + self.extra if chord <= keys and not chord <= self._held]
         self._held = frozenset(keys)
         return pressed

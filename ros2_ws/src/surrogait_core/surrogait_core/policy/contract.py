@@ -7,7 +7,9 @@ gains, control period and gait clock can never drift from what the policy was tr
 Schema history (a file of another version is refused, never migrated silently):
   1  the default pose and joint range came from the robot model at load time
   2  adds `default_joint_pos` and the soft joint range (`soft_joint_pos_lower/upper`);
-     `surrogait-train upgrade-contract` rewrites a version-1 file's contract
+     `surrogait-train upgrade-contract` rewrites a version-1 file's contract.
+     Later, compatible within version 2: `gaits` (a multi-gait policy's gaits; absent = one gait,
+     `gait`) and the observation source "gait" (the gait's parameters as policy inputs).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ SCHEMA_VERSION = 2
 METADATA_KEY = "surrogait.contract"
 SCHEMA_KEY = "surrogait.schema_version"
 
-ObsSource = Literal["proprioception", "estimator", "command", "gait_clock", "policy"]
-OBS_SOURCES = ("proprioception", "estimator", "command", "gait_clock", "policy")
+ObsSource = Literal["proprioception", "estimator", "command", "gait_clock", "gait", "policy"]
+OBS_SOURCES = ("proprioception", "estimator", "command", "gait_clock", "gait", "policy")
 
 
 class ContractError(ValueError):
@@ -111,9 +113,23 @@ class PolicyContract:
     soft_joint_pos_lower: tuple[float, ...]
     soft_joint_pos_upper: tuple[float, ...]
     control_dt_s: float = 0.02
-    gait: GaitSpec = GaitSpec()
+    gait: GaitSpec = GaitSpec()  # the gait it walks with (a multi-gait policy's default: the first of `gaits`)
     command_ranges: CommandRanges = CommandRanges()
     schema_version: int = SCHEMA_VERSION
+    # A multi-gait policy: every gait it was trained for, whose parameters it sees as inputs (the
+    # observation source "gait"); it may switch between them while walking. Empty: one gait, `gait`.
+    gaits: tuple[GaitSpec, ...] = ()
+
+    @property
+    def gait_names(self) -> tuple[str, ...]:
+        """The gaits this policy can walk with, the default first."""
+        return tuple(g.name for g in self.gaits) or (self.gait.name,)
+
+    def gait_named(self, name: str) -> GaitSpec:
+        for gait in self.gaits or (self.gait,):
+            if gait.name == name:
+                return gait
+        raise KeyError(f"this policy was trained for the gaits {', '.join(self.gait_names)}, not {name!r}")
 
     @property
     def obs_size(self) -> int:
@@ -179,6 +195,8 @@ class PolicyContract:
                 gait=GaitSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw["gait"].items()}),
                 command_ranges=CommandRanges(**{k: tuple(v) for k, v in raw["command_ranges"].items()}),
                 schema_version=version,
+                gaits=tuple(GaitSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+                            for g in raw.get("gaits", ())),
             )
         except (KeyError, TypeError) as e:
             raise MalformedContractError(f"{source}: contract is missing or has a wrong field ({e!r})") from None
@@ -206,8 +224,17 @@ class PolicyContract:
             problems.append(f"action scale/offset must have {n} entries")
         if self.control_dt_s <= 0:
             problems.append("control_dt_s must be positive")
-        if len(self.gait.phase_offsets) != 4 or not 0 < self.gait.duty_factor < 1:
-            problems.append("gait needs 4 phase offsets and a duty factor in (0, 1)")
+        for gait in (self.gait, *self.gaits):
+            if len(gait.phase_offsets) != 4 or not 0 < gait.duty_factor < 1 or not gait.period_s > 0:
+                problems.append(f"gait {gait.name!r} needs 4 phase offsets, a duty factor in (0, 1) and a period > 0")
+        if self.gaits:
+            names = [g.name for g in self.gaits]
+            if len(set(names)) != len(names):
+                problems.append(f"gaits are listed twice: {names}")
+            if self.gait != self.gaits[0]:
+                problems.append("a multi-gait policy's `gait` must be the first of its `gaits`")
+        if any(t.source == "gait" for t in self.observation) and not self.gaits:
+            problems.append("the observation has the gait's parameters but `gaits` lists none")
         for t in self.observation:
             if t.source not in OBS_SOURCES:
                 problems.append(f"observation term {t.name!r} has unknown source {t.source!r}")

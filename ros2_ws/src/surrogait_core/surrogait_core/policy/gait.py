@@ -18,6 +18,14 @@ def stance_mask(gait: GaitSpec, phases: np.ndarray) -> np.ndarray:
     return phases < gait.duty_factor
 
 
+GAIT_FEATURES = 6  # period, duty factor, 4 phase offsets
+
+
+def gait_features(gait: GaitSpec) -> np.ndarray:
+    """A multi-gait policy's gait input: period (s), duty factor, the 4 phase offsets (cycles)."""
+    return np.array([gait.period_s, gait.duty_factor, *gait.phase_offsets], dtype=np.float64)
+
+
 def clock_features(phases: np.ndarray) -> np.ndarray:
     """sin and cos of each leg's phase: 8 smooth features, (..., 8)."""
     angle = 2.0 * np.pi * phases

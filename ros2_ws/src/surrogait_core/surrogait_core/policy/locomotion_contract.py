@@ -39,10 +39,14 @@ def make_locomotion_contract(
     control_dt_s: float | None = None,
     kp: float | Sequence[float] | None = None,
     kd: float | Sequence[float] | None = None,
+    gaits: Sequence[GaitSpec] = (),
 ) -> PolicyContract:
     """The contract for `spec`: its default pose and joint order, the soft range `soft_joint_range_fraction`
     of its joint range. None takes the contract's default (gait, command ranges, control period) or the
-    spec's nominal gain (kp, kd); a gain is one value for every joint or one per joint (SDK order)."""
+    spec's nominal gain (kp, kd); a gain is one value for every joint or one per joint (SDK order).
+    `gaits`: a multi-gait policy (the gait's parameters become inputs; `gait` is the first of them)."""
+    if gaits:
+        gait = gaits[0]
     n = spec.num_joints
     default_pose = tuple(float(x) for x in spec.default_joint_pos)
     soft_lower, soft_upper = soft_joint_range(spec.joint_pos_lower, spec.joint_pos_upper, soft_joint_range_fraction)
@@ -50,13 +54,14 @@ def make_locomotion_contract(
     return PolicyContract(
         robot=spec.name,
         joint_names=spec.joint_names,
-        observation=default_observation_terms(with_base_lin_vel),
+        observation=default_observation_terms(with_base_lin_vel, multi_gait=bool(gaits)),
         action=ActionSpec(scale=(ACTION_SCALE,) * n, offset=default_pose),
         kp=_per_joint("kp", kp, spec.nominal_kp, n),
         kd=_per_joint("kd", kd, spec.nominal_kd, n),
         default_joint_pos=default_pose,
         soft_joint_pos_lower=tuple(float(x) for x in soft_lower),
         soft_joint_pos_upper=tuple(float(x) for x in soft_upper),
+        gaits=tuple(gaits),
         **{name: value for name, value in given.items() if value is not None},
     )
 

@@ -25,11 +25,12 @@ KNOWN_TERMS: dict[str, str] = {
     "joint_vel": "joint velocity, rad/s, SDK order",
     "last_action": "the policy's previous (clipped) action",
     "gait_clock": "sin and cos of each leg's gait phase",
+    "gait_params": "the gait's period (s), duty factor and 4 phase offsets (cycles): a multi-gait policy's choice",
 }
 
 
-def default_observation_terms(with_base_lin_vel: bool = False) -> tuple[ObsTerm, ...]:
-    """The standard observation of a surrogait locomotion policy."""
+def default_observation_terms(with_base_lin_vel: bool = False, multi_gait: bool = False) -> tuple[ObsTerm, ...]:
+    """The standard observation of a surrogait locomotion policy (`multi_gait`: and the gait's parameters)."""
     terms = [
         ObsTerm("base_ang_vel_b", 3, scale=0.25),
         ObsTerm("projected_gravity_b", 3),
@@ -41,6 +42,8 @@ def default_observation_terms(with_base_lin_vel: bool = False) -> tuple[ObsTerm,
     ]
     if with_base_lin_vel:
         terms.insert(0, ObsTerm("base_lin_vel_b", 3, scale=2.0, source="estimator"))
+    if multi_gait:
+        terms.append(ObsTerm("gait_params", 6, scale=2.0, source="gait"))
     return tuple(terms)
 
 

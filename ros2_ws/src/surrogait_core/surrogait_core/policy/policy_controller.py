@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from surrogait_core.policy.command_input import ChordDetector, CommandInput
+from surrogait_core.policy.command_input import ChordDetector, CommandInput, gait_chords
 from surrogait_core.policy.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.wire.go2_wire import NUM_MOTORS, LowStateView
@@ -76,7 +76,7 @@ class PolicyController:
         self.config = config
         self.fsm = PolicyFsm(config.stand_up_duration_s)
         self.commands = CommandInput(contract.command_ranges, timeout_s=config.command_timeout_s)
-        self.chords = ChordDetector()
+        self.chords = ChordDetector(extra=gait_chords(contract.gait_names) if contract.gaits else ())
         self.kp = np.asarray(contract.kp, dtype=np.float64)
         self.kd = np.asarray(contract.kd, dtype=np.float64)
         self.default_pose = runner.default_joint_pos
@@ -87,7 +87,10 @@ class PolicyController:
         self._base_lin_vel_time_s = -np.inf
         self._safety_ok: bool | None = None  # None until the safety monitor has spoken
         self._stand_up: StandUpTrajectory | None = None
-        self._walk_start_tick_ms = 0  # robot clock (LowState tick) when walking started
+        # The gait clock: phase (cycles) `_clock_phase0` at robot tick `_clock_tick_ms`, advancing at the
+        # current gait's rate. A gait switch re-anchors it, so the phase runs on without a jump.
+        self._clock_tick_ms = 0
+        self._clock_phase0 = 0.0
         self._to_default: tuple[StandUpTrajectory, float] | None = None  # (blend, start time) after walking
         self._last_q = self.default_pose.copy()  # last position targets written
         self._last_state = self.fsm.state
@@ -178,11 +181,33 @@ class PolicyController:
     def _odom_fresh(self, now_s: float) -> bool:
         return self._base_lin_vel_b is not None and now_s - self._base_lin_vel_time_s <= self.config.estimator_timeout_s
 
-    def _gait_time_s(self) -> float:
+    def _gait_phase(self) -> float:
         # The gait clock runs on the robot's clock (LowState tick, ms), not this computer's: on the
         # robot the two agree, and a rehearsal simulator that falls behind real time stays in step
         # with the policy's gait instead of seeing its phase jump.
-        return max(0, self._state.tick_ms - self._walk_start_tick_ms) * 1e-3
+        elapsed_s = max(0, self._state.tick_ms - self._clock_tick_ms) * 1e-3
+        return self._clock_phase0 + elapsed_s / self.runner.gait.period_s
+
+    def _gait_time_s(self) -> float:
+        """The runner's gait time: the clock's phase on the current gait's period."""
+        return self._gait_phase() * self.runner.gait.period_s
+
+    def _set_gait(self, name: str, now_s: float) -> Transition:
+        if name not in self.runner.contract.gait_names:
+            return Transition(False, f"gait {name!r} refused: this policy walks with "
+                                     f"{', '.join(self.runner.contract.gait_names)}")
+        state = self.fsm.state
+        if state not in (PolicyState.READY, PolicyState.WALK):
+            return Transition(False, f"gait {name!r} refused in {state.value}: gaits change in READY or WALK")
+        if state is PolicyState.WALK and self._state is not None:
+            self._clock_phase0, self._clock_tick_ms = self._gait_phase(), self._state.tick_ms
+        self.runner.set_gait(name)
+        return Transition(True, f"gait {name} (period {self.runner.gait.period_s:g} s, duty factor "
+                                f"{self.runner.gait.duty_factor:g})")
+
+    @property
+    def gait(self) -> str:
+        return self.runner.gait.name
 
     def _request(self, name: str, now_s: float, source: str) -> Transition:
         if name == "stand_up":
@@ -202,11 +227,13 @@ class PolicyController:
             result = self.fsm.stop_walk()
         elif name == "damp":
             result = self._damp(f"{source} request", now_s)
+        elif name.startswith("gait:"):
+            result = self._set_gait(name.removeprefix("gait:"), now_s)
         elif name == "reset":
             safety_ok = bool(self._safety_ok) or (self._safety_ok is None and not self.config.reset_requires_safety_ok)
             result = self.fsm.reset(safety_ok)
         else:
-            raise ValueError(f"unknown request {name!r}; expected one of {REQUESTS}")
+            raise ValueError(f"unknown request {name!r}; expected one of {REQUESTS} or gait:<name>")
         self.events.append((now_s, f"{source} {name}: {result.message}"))
         return result
 
@@ -221,7 +248,7 @@ class PolicyController:
         if state is PolicyState.WALK:
             # A walk starts from a clean slate: no stale last action, gait clock at phase 0.
             self.runner.reset()
-            self._walk_start_tick_ms = self._state.tick_ms
+            self._clock_tick_ms, self._clock_phase0 = self._state.tick_ms, 0.0
         # Leaving WALK mid-stride: move the targets to the default pose smoothly, never in one jump.
         from_walk = self._last_state is PolicyState.WALK and state is PolicyState.READY
         self._to_default = (StandUpTrajectory(self._last_q.copy(), self.default_pose.copy()), now_s) if from_walk \

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from surrogait_core.policy.gait import clock_features, leg_phases
+from surrogait_core.policy.contract import GaitSpec
+from surrogait_core.policy.gait import clock_features, gait_features, leg_phases
 from surrogait_core.policy.observation import ObservationBuilder, projected_gravity
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.wire.go2_wire import LowStateView
@@ -43,6 +44,13 @@ class PolicyRunner:
         self.soft_joint_pos_upper = np.asarray(self.contract.soft_joint_pos_upper, dtype=np.float64)
         self.needs_base_lin_vel = "base_lin_vel_b" in self.contract.estimator_terms
         self.last_action = np.zeros(self.contract.action_size)
+        self.gait: GaitSpec = self.contract.gait  # a multi-gait policy walks with any of its contract's gaits
+        self._gait_input = "gait_params" in {t.name for t in self.contract.observation}
+
+    def set_gait(self, name: str) -> GaitSpec:
+        """Walk with the contract's gait `name` from the next step (KeyError for a gait it was not trained for)."""
+        self.gait = self.contract.gait_named(name)
+        return self.gait
 
     def reset(self, num_robots: int | None = None) -> None:
         """Forget the previous action (called when walking starts); `num_robots` for batched evaluation."""
@@ -60,8 +68,11 @@ class PolicyRunner:
             "joint_pos_rel": np.asarray(joint_pos, dtype=np.float64) - self.default_joint_pos,
             "joint_vel": np.asarray(joint_vel, dtype=np.float64),
             "last_action": self.last_action,
-            "gait_clock": clock_features(leg_phases(self.contract.gait, gait_time_s)),
+            "gait_clock": clock_features(leg_phases(self.gait, gait_time_s)),
         }
+        if self._gait_input:
+            features = gait_features(self.gait)
+            terms["gait_params"] = np.broadcast_to(features, (*terms["command"].shape[:-1], features.size))
         if self.needs_base_lin_vel:
             if base_lin_vel_b is None:
                 raise ValueError("this policy needs base_lin_vel_b from the state estimator, and none was given")

@@ -117,6 +117,14 @@ def decode_gamepad(wireless_remote) -> Gamepad:
     return Gamepad(keys, lx, ly, rx, ry)
 
 
+def wireless_remote_from_joy(axes, buttons) -> list[int]:
+    """The gamepad bytes for a sensor_msgs/Joy's axes [lx, ly, rx, ry] and buttons (indexed by KEY_BITS):
+    how the rehearsal's simulators put an operator's gamepad into their LowState."""
+    axes = list(axes) + [0.0] * (4 - len(axes))
+    keys = frozenset(k for k, bit in KEY_BITS.items() if bit < len(buttons) and buttons[bit])
+    return encode_gamepad(Gamepad(keys, *(float(a) for a in axes[:4])))
+
+
 def encode_gamepad(pad: Gamepad) -> list[int]:
     raw = bytearray(40)
     bits = sum(1 << KEY_BITS[k] for k in pad.keys)

@@ -46,6 +46,9 @@ SERVICES = {
 _BY_SERVICE_NAME = {srv: (srv, kind) for srv, kind in SERVICES.values()}
 
 
+SIMULATOR_STATUSES = ("go2_sim", "go1_sim", "gazebo_bridge")  # diagnostics of whatever plays the robot
+
+
 class SessionError(RuntimeError):
     """The session could not go on (a node refused a request, never answered or never reached a state)."""
 
@@ -114,6 +117,7 @@ class Operator:
         n.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, self._on_ground_truth, 100)
         n.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 100)
         n.create_subscription(String, interfaces.POLICY_STATE, self._on_policy_state, self.latched)
+        n.create_subscription(String, interfaces.POLICY_GAIT, self._on_gait, self.latched)
         n.create_subscription(String, interfaces.SAFETY_STATE, self._on_safety_state, self.latched)
         n.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 50)
         # Made now, so discovery is done by the time they are used (a fault's instant is when it is sent).
@@ -139,6 +143,7 @@ class Operator:
             self.odometry: list[list[float]] = []  # ODOMETRY_COLUMNS
             self.commands: list[list[float]] = []  # COMMAND_COLUMNS: what cmd_vel sent
             self.policy_states: list[tuple[float, str]] = []
+            self.gaits: list[tuple[float, str]] = []  # the gait the policy walks with, on every change
             self.safety_states: list[tuple[float, dict]] = []
             self.statuses: list[Status] = []  # every diagnostic status
             self.command = (0.0, 0.0, 0.0)
@@ -174,6 +179,16 @@ class Operator:
     def _on_policy_state(self, msg) -> None:
         with self.lock:
             self.policy_states.append((self.now(), msg.data.strip().upper()))
+
+    def _on_gait(self, msg) -> None:
+        with self.lock:
+            self.gaits.append((self.now(), msg.data.strip()))
+
+    @property
+    def gait(self) -> str | None:
+        """The policy's latest gait (None before the policy node said)."""
+        with self.lock:
+            return self.gaits[-1][1] if self.gaits else None
 
     def _on_safety_state(self, msg) -> None:
         try:
@@ -363,13 +378,14 @@ class Operator:
         ground_truth, odometry, commands = self.table("ground_truth"), self.table("odometry"), self.table("commands")
         with self.lock:
             diagnostics = [(s.t, s.values) for s in self.statuses if s.name.startswith("policy_node")]
-            sim_diagnostics = [(s.t, s.values) for s in self.statuses if s.name in ("go2_sim", "go1_sim")]
+            sim_diagnostics = [(s.t, s.values) for s in self.statuses if s.name in SIMULATOR_STATUSES]
             np.savez(
                 path,
                 ground_truth=ground_truth[:, :12],
                 odometry=odometry[:, :5],
                 commands=commands,
                 policy_states=json.dumps(self.policy_states),
+                gaits=json.dumps(self.gaits),
                 safety_states=json.dumps(self.safety_states),
                 diagnostics=json.dumps(diagnostics),
                 sim_diagnostics=json.dumps(sim_diagnostics),

@@ -53,6 +53,12 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "Go2 simulator:", True),
     NodeSpec("go1_sim", "surrogait_rehearsal.go1_sim_node", PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml",
              "Go1 simulator:", True),
+    # The Gazebo rehearsal (launch/go2_gazebo.launch.py; `demo --simulator gazebo*`): the MuJoCo stand-in for
+    # gz sim + ros_gz_bridge, and the bridge from Gazebo's topics to the Go2's wire. Not in `rehearsal_nodes`.
+    NodeSpec("gz_standin", "surrogait_rehearsal.gz_standin_node",
+             PACKAGES / "surrogait_rehearsal/config/gz_standin.yaml", "Gazebo stand-in:", True),
+    NodeSpec("gazebo_bridge", "surrogait_rehearsal.gazebo_bridge_node",
+             PACKAGES / "surrogait_rehearsal/config/gazebo_bridge.yaml", "Gazebo bridge:", True),
     NodeSpec("estimator_node", "surrogait_estimator.estimator_node",
              PACKAGES / "surrogait_estimator/config/estimator.yaml", "state estimator for go2", False,
              go1_ready_line="state estimator for go1"),
@@ -63,6 +69,7 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              "unitree_sdk2 DDS domain", True, go1_ready_line="unitree_legged_sdk UDP link to"),
 )}
 SIM_NODES = {"go2": "go2_sim", "go1": "go1_sim"}
+GAZEBO_NODES = ("gz_standin", "gazebo_bridge")  # started by the Gazebo rehearsal only
 
 
 def sim_node(robot: str) -> str:
@@ -73,9 +80,9 @@ def sim_node(robot: str) -> str:
 
 
 def rehearsal_nodes(robot: str) -> list[str]:
-    """The nodes of `robot`'s rehearsal, in start order."""
+    """The nodes of `robot`'s MuJoCo rehearsal, in start order (the Gazebo rehearsal's are gazebo_rehearsal's)."""
     other_sims = set(SIM_NODES.values()) - {sim_node(robot)}
-    return [name for name in NODES if name not in other_sims]
+    return [name for name in NODES if name not in other_sims and name not in GAZEBO_NODES]
 
 
 def ready_line(name: str, robot: str = "go2") -> str:

@@ -1,0 +1,104 @@
+"""The Gazebo bridge as a process, against the MuJoCo stand-in for Gazebo, with a robot-side DDS client.
+
+`gz_standin` publishes what gz sim + ros_gz_bridge would (joint states, IMU, foot wrenches, odometry)
+and applies the joint forces it receives; `gazebo_bridge` turns that into the Go2's wire; the client
+(sim_dds_client.py, as in the go2_sim tests) speaks unitree_sdk2 DDS to the bridge exactly as it does
+to go2_sim. So these tests hold the bridge to go2_sim's contract: a CRC-valid rt/lowstate stream whose
+ticks are simulated milliseconds, LowCmds that stand the robot up, and — the bridge's own rule — no
+rt/lowstate while Gazebo is silent (the stand-in stopped with SIGSTOP, as a hung gz sim would be).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from surrogait_core.robot_spec import load_robot_spec
+from surrogait_rehearsal.harness.processes import NODES, ProcessGroup
+
+SPEC = load_robot_spec("go2")
+pytestmark = pytest.mark.rehearsal
+
+
+@pytest.fixture
+def gazebo_side(tmp_path, dds_domain):
+    """start(**standin_params) -> (stand-in, bridge), both ready, on this test's domain; killed at teardown."""
+    group = ProcessGroup(tmp_path / "logs", dds_domain, config_dir=tmp_path)
+
+    def start(**standin_params):
+        standin = group.start_node("gz_standin", standin_params, package_params=True)
+        standin.wait_for_log(NODES["gz_standin"].ready_line, 60.0)
+        bridge = group.start_node("gazebo_bridge", {"dds_domain": dds_domain}, package_params=True)
+        bridge.wait_for_log(NODES["gazebo_bridge"].ready_line, 60.0)
+        return standin, bridge
+
+    yield start
+    group.kill_all()
+
+
+def test_lowcmds_through_the_bridge_stand_the_standin_robot_up(gazebo_side, run_client, tmp_path):
+    log_path = tmp_path / "standin_log.npz"
+    standin, bridge = gazebo_side(log_path=str(log_path))
+    report = run_client("--mode", "stand", "--duration", "3.0", "--rate-hz", "500")
+    assert bridge.stop(signal.SIGINT, 30) == 0, bridge.log
+    assert standin.stop(signal.SIGINT, 60) == 0, standin.log
+
+    rows = report["rows"]
+    assert report["lowcmds_written"] > 500 and len(rows) > 250
+    assert all(r["crc_ok"] for r in rows), "every rt/lowstate carries a valid CRC"
+    ticks = np.array([r["tick"] for r in rows])
+    assert np.all(np.diff(ticks) > 0), "one LowState per new Gazebo state, ticks in simulated ms"
+    assert np.median(np.diff(ticks)) == pytest.approx(4.0), "lowstate_rate_hz 250 of the 500 Hz joint states"
+    assert sum(report["last_foot_force"]) == pytest.approx(SPEC.total_mass_kg * 9.81, rel=0.15)
+    np.testing.assert_allclose(report["last_joint_pos"], SPEC.default_joint_pos, atol=0.15)
+    assert "LowCmds accepted" in bridge.log and "dropped 0;" in bridge.log, bridge.log[-1500:]
+
+    log = np.load(log_path)
+    z = log["base_pos_w"][:, 2]
+    assert z[0] < 0.1 and z[-1] == pytest.approx(SPEC.standing_base_height_m, abs=0.03)
+    tau = log["joint_tau"]
+    assert np.all(tau[0] == 0.0), "passive until the first LowCmd"
+    assert np.all(np.abs(tau) <= SPEC.joint_torque_limit + 1e-9)
+
+
+def test_a_silent_gazebo_stops_the_lowstate_stream_until_it_is_back(gazebo_side, start_client):
+    standin, bridge = gazebo_side()
+    client = start_client("--mode", "monitor", "--duration", "0")  # until its stdin closes
+    lines = [client.stdout.readline().strip()]
+    while lines[-1] not in ("receiving", "no lowstate", "") and len(lines) < 50:  # skip SDK chatter
+        lines.append(client.stdout.readline().strip())
+    assert lines[-1] == "receiving", lines
+    time.sleep(1.0)
+    stopped_at = time.monotonic()
+    standin.process.send_signal(signal.SIGSTOP)  # Gazebo hangs: no joint states, no IMU
+    time.sleep(1.5)
+    standin.process.send_signal(signal.SIGCONT)
+    resumed_at = time.monotonic()
+    time.sleep(1.5)
+    out, _ = client.communicate(input="", timeout=30)
+    rows = json.loads(out.strip().splitlines()[-1])["rows"]
+    walls = np.array([r["wall"] for r in rows])
+    during = walls[(walls > stopped_at + 0.3) & (walls < resumed_at)]  # state_timeout_s 0.1, plus slack
+    assert during.size == 0, f"{during.size} LowStates while Gazebo was silent"
+    assert np.count_nonzero(walls > resumed_at) > 100, "the stream resumes with Gazebo"
+    assert np.count_nonzero(walls < stopped_at) > 100
+    log = bridge.log
+    assert "rt/lowstate stopped" in log and log.rindex("is fresh") > log.index("rt/lowstate stopped"), log[-2000:]
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"control_rate_hz": 50.0}, "control_rate_hz 50.0 must be in [250, 1000]"),
+    ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
+])
+def test_bad_bridge_parameters_exit_2_naming_the_parameter(tmp_path, dds_domain, params, message):
+    group = ProcessGroup(tmp_path, dds_domain)
+    try:
+        bridge = group.start_node("gazebo_bridge", params)
+        assert bridge.process.wait(timeout=60) == 2
+        assert "gazebo_bridge: error:" in bridge.log and message in bridge.log, bridge.log
+    finally:
+        group.kill_all()

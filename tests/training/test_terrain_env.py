@@ -1,0 +1,76 @@
+"""Training and evaluation on terrain: heights from the ground under the robot, a course per robot, a curriculum."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from surrogait_core.terrain import TERRAINS, make_terrain
+from surrogait_train.config import load_config
+from surrogait_train.env import TERRAIN_LEVELS, LocomotionEnv
+
+
+def make_env(*overrides: str) -> LocomotionEnv:
+    cfg = load_config(None, ["env.num_envs=8", "env.episode_length_s=10", *overrides])
+    return LocomotionEnv(cfg.env, cfg.reward, seed=1)
+
+
+def place(env: LocomotionEnv, x: float) -> None:
+    """Every robot standing at (x, 0) on whatever ground is there."""
+    qpos = np.tile(env.spec.standing_qpos, (env.num_envs, 1))
+    qpos[:, 0] = x
+    qpos[:, 2] += make_terrain("stairs").height_at(x, 0.0) if env.cfg.terrain == "stairs" else 0.0
+    env._mj_state[:] = env.physics.state_from_qpos(qpos, np.zeros((env.num_envs, env.model.nv)))
+
+
+def test_the_base_height_is_measured_from_the_ground_under_the_robot():
+    env = make_env("env.terrain=stairs")
+    env.reset(randomize_episode_start=False)
+    place(env, 2.5)  # on the top of the stairs, 0.5 m up
+    assert env.base_position_w()[0, 2] > 0.7
+    np.testing.assert_allclose(env._sim_state().base_height.numpy(), env.spec.standing_base_height_m, atol=1e-4)
+
+
+def ray_height(model: mujoco.MjModel, x: float) -> float:
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    geom = np.zeros(1, np.int32)
+    return 2.0 - mujoco.mj_ray(model, data, np.array([x, 0.1, 2.0]), np.array([0.0, 0.0, -1.0]), None, 1, -1, geom)
+
+
+def test_mixed_terrain_gives_each_robot_its_own_course_and_a_curriculum():
+    env = make_env("env.terrain=mixed")
+    env.reset(randomize_episode_start=False)
+    assert set(env.terrain_kind) == set(range(len(TERRAINS))) and np.all(env.terrain_level == 0)
+    for i in range(len(TERRAINS)):  # each model holds its robot's course, at the easiest level
+        course = make_terrain(TERRAINS[env.terrain_kind[i]], difficulty=TERRAIN_LEVELS[0])
+        assert ray_height(env.physics.models[i], 2.5) == pytest.approx(course.height_at(2.5, 0.1), abs=1e-3)
+    rows = np.ones(env.num_envs, dtype=bool)
+    env.crossed[:] = [True, True, False, False, False, False, False, False]
+    fell = np.array([False, True, True, False, False, False, False, False])
+    env.terrain_level[:] = 1
+    env._update_curriculum(rows, fell)
+    # crossed: harder (even if it fell afterwards); fell before crossing: easier; neither: the same
+    assert env.terrain_level.tolist() == [2, 2, 0, 1, 1, 1, 1, 1]
+    env._reset_rows(rows)
+    stairs = int(np.flatnonzero(env.terrain_kind == TERRAINS.index("stairs"))[0])
+    level = TERRAIN_LEVELS[env.terrain_level[stairs]]
+    expected = make_terrain("stairs", seed=int(env.terrain_level[stairs]), difficulty=level).height_at(2.5, 0.1)
+    assert ray_height(env.physics.models[stairs], 2.5) == pytest.approx(expected, abs=1e-3)
+
+
+def test_an_unknown_terrain_is_refused():
+    with pytest.raises(ValueError, match="env.terrain 'ice'"):
+        make_env("env.terrain=ice")
+
+
+def test_eval_on_a_course_walks_straight_and_counts_who_crossed():
+    from surrogait_rehearsal.harness.processes import shipped_policy_path
+    from surrogait_train.evaluate import TERRAIN_EVAL_VX, evaluate_policy
+
+    result = evaluate_policy(shipped_policy_path(), num_episodes=4, episode_s=2.0, terrain="slope")
+    commands = np.array(result.commands)
+    assert np.all(commands[:, 1:] == 0.0) and np.all((commands[:, 0] >= TERRAIN_EVAL_VX[0]) & (commands[:, 0] <= 1.0))
+    # 2 s at most 1 m/s cannot reach the course's end 4.8 m ahead: no robot crossed
+    assert result.terrain == "slope" and result.crossed_rate == 0.0
+    flat = evaluate_policy(shipped_policy_path(), num_episodes=4, episode_s=2.0)
+    assert flat.terrain == "flat" and flat.crossed_rate is None
