@@ -74,3 +74,13 @@ def test_eval_on_a_course_walks_straight_and_counts_who_crossed():
     assert result.terrain == "slope" and result.crossed_rate == 0.0
     flat = evaluate_policy(shipped_policy_path(), num_episodes=4, episode_s=2.0)
     assert flat.terrain == "flat" and flat.crossed_rate is None
+
+
+def test_each_foot_is_measured_from_the_ground_under_it():
+    env = make_env("env.terrain=stairs")
+    env.reset(randomize_episode_start=False)
+    place(env, 0.7)  # base before the first 10 cm riser (at 0.8 m), front feet already on it
+    offset = env.foot_ground_offset(env._sim_state()).numpy()  # SDK leg order FR, FL, RR, RL
+    np.testing.assert_allclose(offset[:, :2], 0.1, atol=1e-6)
+    np.testing.assert_allclose(offset[:, 2:], 0.0, atol=1e-6)
+    assert make_env().foot_ground_offset(env._sim_state()) is None, "flat ground: nothing to correct"

@@ -39,7 +39,15 @@ from surrogait_core.policy.gait import clock_features, leg_phases
 from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.policy.observation import ObservationBuilder
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_core.terrain import COURSE_END_X, TERRAINS, Terrain, make_terrain, set_terrain_heights
+from surrogait_core.terrain import (
+    COURSE_END_X,
+    COURSE_WIDTH_M,
+    TERRAINS,
+    X_RANGE,
+    Terrain,
+    make_terrain,
+    set_terrain_heights,
+)
 from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
@@ -304,13 +312,32 @@ class LocomotionEnv:
     def ground_height(self) -> torch.Tensor:
         """The ground's height (m) under each robot's base, on its own course."""
         x, y = self.base_position_w()[:, :2].T
+        return torch.as_tensor(self._ground_at(x, y), dtype=torch.float32)
+
+    def _ground_at(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Ground heights (m) at world points (x, y) of shape (N, ...): row i on robot i's course."""
         if not self.mixed_terrain:
-            return torch.as_tensor(self.terrain.height_at(x, y), dtype=torch.float32)
-        ground = np.zeros(self.num_envs)
+            return self.terrain.height_at(x, y)
+        ground = np.zeros_like(x, dtype=np.float64)
         for course in set(zip(self.terrain_kind, self.terrain_level, strict=True)):
             rows = (self.terrain_kind == course[0]) & (self.terrain_level == course[1])
             ground[rows] = self._course(*course).height_at(x[rows], y[rows])
-        return torch.as_tensor(ground, dtype=torch.float32)
+        return ground
+
+    @torch.no_grad()
+    def foot_ground_offset(self, state: RobotState) -> torch.Tensor | None:
+        """(N, 4) the ground under each foot minus the ground under the base (m); None on flat ground.
+        The swing-height reward measures each foot from the ground under it, a riser's height off otherwise."""
+        if self.terrain is None:
+            return None
+        qpos = self._mj_state[:, self.physics.layout.qpos]
+        pos, quat = qpos[:, None, 0:3], qpos[:, None, 3:7]
+        feet_b = self.kinematics(state.joint_pos)[0].double().numpy()  # (N, 4, 3)
+        u = np.broadcast_to(quat[..., 1:], feet_b.shape)
+        t = 2.0 * np.cross(u, feet_b)
+        feet_w = pos + feet_b + quat[..., :1] * t + np.cross(u, t)  # R(q) p + base position
+        base = self._ground_at(qpos[:, 0], qpos[:, 1])
+        return torch.as_tensor(self._ground_at(feet_w[..., 0], feet_w[..., 1]) - base[:, None], dtype=torch.float32)
 
     def _course(self, kind: int, level: int) -> Terrain:
         key = (int(kind), int(level))
@@ -387,10 +414,14 @@ class LocomotionEnv:
             state, actions, self.last_action, targets, self.commands, phases, self._reward_gait(), self.kinematics,
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
-            self.control_dt,
+            self.control_dt, self.foot_ground_offset(state),
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         time_out = torch.as_tensor(self.episode_step >= self.max_episode_steps) & ~fell
+        if self.terrain is not None:  # near the course's edges or end: a new episode, before it walks off
+            x, y = self.base_position_w()[:, :2].T
+            off = (x > X_RANGE[1] - 1.0) | (np.abs(y) > COURSE_WIDTH_M / 2 - 0.3)
+            time_out = time_out | (torch.as_tensor(off) & ~fell)
         done = fell | time_out
         with torch.no_grad():
             lin_err = (self.commands[:, :2] - sim.base_lin_vel_b[:, :2]).norm(dim=-1)

@@ -82,6 +82,7 @@ def compute_rewards(
     soft_joint_pos_range: tuple[torch.Tensor, torch.Tensor],
     cfg: RewardConfig,
     dt: float,
+    foot_ground_offset: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
     g = state.projected_gravity_b
@@ -90,6 +91,8 @@ def compute_rewards(
     feet_vel_rel = kinematics.foot_velocities(jac, state.joint_vel)
     up = -g.unsqueeze(1)  # world up in the body frame
     foot_height = state.base_height.unsqueeze(-1) + (feet_b * up).sum(-1)
+    if foot_ground_offset is not None:  # on terrain: each foot above the ground under it, not under the base
+        foot_height = foot_height - foot_ground_offset
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
     ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m)
