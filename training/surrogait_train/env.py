@@ -122,6 +122,8 @@ class LocomotionEnv:
         # Multi-gait: each robot's gait (index into contract.gaits) and its clock's phase (cycles), which
         # runs on at the gait's own rate, across switches.
         self.multi_gait = bool(self.contract.gaits)
+        self._gait_periods = np.array([g.period_s for g in self.contract.gaits])  # (G,) s
+        self._gait_offsets = np.array([g.phase_offsets for g in self.contract.gaits]).reshape(-1, 4)  # (G, 4)
         self.gait_vx_ranges = np.array(gait_command_ranges(cfg))
         self.builder = ObservationBuilder(self.contract)
         self.num_envs = cfg.num_envs
@@ -205,11 +207,8 @@ class LocomotionEnv:
 
     def _leg_phases(self, steps_ahead: int = 0) -> np.ndarray:
         if self.multi_gait:
-            gaits = self.contract.gaits
-            periods = np.array([g.period_s for g in gaits])[self.gait_index]
-            offsets = np.array([g.phase_offsets for g in gaits])[self.gait_index]
-            cycles = self.gait_phase + steps_ahead * self.control_dt / periods
-            return np.mod(cycles[:, None] + offsets, 1.0)
+            cycles = self.gait_phase + steps_ahead * self.control_dt / self._gait_periods[self.gait_index]
+            return np.mod(cycles[:, None] + self._gait_offsets[self.gait_index], 1.0)
         return leg_phases(self.gait, (self.episode_step + steps_ahead) * self.control_dt)
 
     def gait_batch(self) -> GaitBatch:
@@ -407,7 +406,7 @@ class LocomotionEnv:
         if self.mixed_terrain:
             self.crossed |= self.base_position_w()[:, 0] >= COURSE_END_X
         if self.multi_gait:
-            self.gait_phase += self.control_dt / np.array([g.period_s for g in self.contract.gaits])[self.gait_index]
+            self.gait_phase += self.control_dt / self._gait_periods[self.gait_index]
 
         phases = self.phases()
         reward, terms = compute_rewards(

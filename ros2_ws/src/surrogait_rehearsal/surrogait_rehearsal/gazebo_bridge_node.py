@@ -73,10 +73,10 @@ from surrogait_rehearsal.gazebo_bridge_core import CyclePacer, GazeboState, tick
 from surrogait_rehearsal.gazebo_bridge_io import GazeboInputs, JointForceOutputs
 from surrogait_rehearsal.motor_driver import LowCmdGate
 from surrogait_rehearsal.process_priority import process_fifo
+from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
 
 NODE_NAME = "gazebo_bridge"
 READY_LINE = "Gazebo bridge:"
-_NO_GAMEPAD = [0] * 40
 
 
 class Go2WireEnd:
@@ -112,13 +112,11 @@ class Go2WireEnd:
         self._publisher.Close()
 
 
-class BridgeIO:
+class BridgeIO(RobotSideInputs):
     """What the ROS callbacks (executor thread) and the control loop share, under one lock."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.lowstate_enabled = True
-        self.wireless_remote = list(_NO_GAMEPAD)
+        super().__init__()
         self.stale_reason: str | None = "starting"
         self.lowstates_published = 0
         self.loop_rate_hz = float("nan")
@@ -274,15 +272,10 @@ class GazeboBridgeNode(Node):
         self._gt_pub.publish(m)
 
     def _on_gamepad(self, msg) -> None:
-        raw = go2_wire.wireless_remote_from_joy(msg.axes, msg.buttons)
-        with self.io.lock:
-            self.io.wireless_remote = raw
+        self.io.set_gamepad(msg.axes, msg.buttons)
 
     def _on_lowstate_enabled(self, request, response):
-        with self.io.lock:
-            self.io.lowstate_enabled = bool(request.data)
-        response.success = True
-        response.message = f"rt/lowstate {'enabled' if request.data else 'stopped'}"
+        response.success, response.message = True, self.io.set_lowstate_enabled(request.data, "rt/lowstate")
         self.get_logger().warning(response.message)
         return response
 

@@ -45,19 +45,18 @@ from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
+from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
+from surrogait_rehearsal.sim_recorder import close_recordings
 from surrogait_rehearsal.sim_time import SimTimeEvery
 
 NODE_NAME = "go2_sim"
-_NO_GAMEPAD = [0] * 40
 
 
-class SimIO:
+class SimIO(RobotSideInputs):
     """State shared between the ROS callbacks and the physics loop."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.lowstate_enabled = True
-        self.wireless_remote = list(_NO_GAMEPAD)
+        super().__init__()
         self.pending_push: tuple[np.ndarray, np.ndarray] | None = None
         self.realtime_factor = float("nan")
         self.late_steps = 0
@@ -210,17 +209,7 @@ class Go2SimNode(Node):
             report_error(NODE_NAME, f"{type(e).__name__}: {e}")
             exit_code = EXIT_FAILED
         finally:
-            if video is not None:
-                try:
-                    video.close()
-                    log.info(f"video: {config.video_path} ({video.frames_written} frames, "
-                             f"{video.frames_skipped} skipped)")
-                except RuntimeError as e:
-                    report_error(NODE_NAME, str(e))
-                    exit_code = EXIT_FAILED
-            if recorder is not None:
-                recorder.flush()
-                log.info(f"recording: {config.log_path} ({recorder.num_rows} rows)")
+            exit_code = max(exit_code, close_recordings(video, recorder, log.info, NODE_NAME))
             executor.shutdown(timeout_sec=2.0)
             spin.join(timeout=2.0)
             self.link.close()
@@ -238,15 +227,10 @@ class Go2SimNode(Node):
         self.get_logger().info(f"push: linear {lin.tolist()} m/s, angular {ang.tolist()} rad/s (world)")
 
     def _on_gamepad(self, msg) -> None:
-        raw = go2_wire.wireless_remote_from_joy(msg.axes, msg.buttons)
-        with self.io.lock:
-            self.io.wireless_remote = raw
+        self.io.set_gamepad(msg.axes, msg.buttons)
 
     def _on_lowstate_enabled(self, request, response):
-        with self.io.lock:
-            self.io.lowstate_enabled = bool(request.data)
-        response.success = True
-        response.message = f"{self._lowstate_name} {'enabled' if request.data else 'stopped'}"
+        response.success, response.message = True, self.io.set_lowstate_enabled(request.data, self._lowstate_name)
         self.get_logger().warning(response.message)
         return response
 

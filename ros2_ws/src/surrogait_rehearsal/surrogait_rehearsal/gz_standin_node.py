@@ -164,7 +164,7 @@ class GzStandinNode(Node):
             self.get_logger().warning(f"cannot use SCHED_FIFO ({e}); running with normal scheduling")
 
     def run(self, stop: threading.Event) -> int:
-        from surrogait_rehearsal.sim_recorder import SimRecorder
+        from surrogait_rehearsal.sim_recorder import SimRecorder, close_recordings
         from surrogait_rehearsal.sim_video import VideoRecorder
 
         config, robot, log = self.config, self.robot, self.get_logger()
@@ -189,16 +189,7 @@ class GzStandinNode(Node):
             report_error(NODE_NAME, f"{type(e).__name__}: {e}")
             exit_code = EXIT_FAILED
         finally:
-            if video is not None:
-                try:
-                    video.close()
-                    log.info(f"video: {config.video_path} ({video.frames_written} frames)")
-                except RuntimeError as e:
-                    report_error(NODE_NAME, str(e))
-                    exit_code = EXIT_FAILED
-            if recorder is not None:
-                recorder.flush()
-                log.info(f"recording: {config.log_path} ({recorder.num_rows} rows)")
+            exit_code = max(exit_code, close_recordings(video, recorder, log.info, NODE_NAME))
         return exit_code
 
     def _physics(self, stop: threading.Event, recorder, video) -> float:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from surrogait_core.runtime.ros_node import EXIT_FAILED, report_error
 from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.go2_sim_core import Go2Sim
 
@@ -108,3 +109,20 @@ class SimRecorder:
     @property
     def num_rows(self) -> int:
         return len(self._rows.get("time_s", []))
+
+
+def close_recordings(video, recorder: SimRecorder | None, log: Callable[[str], None], node_name: str) -> int:
+    """At a simulator's exit: finish the video (its file is complete only once closed) and flush the recording,
+    logging each. Returns the exit code they call for (EXIT_FAILED when the video could not be finished)."""
+    exit_code = 0
+    if video is not None:
+        try:
+            video.close()
+            log(f"video: {video.path} ({video.frames_written} frames, {video.frames_skipped} skipped)")
+        except RuntimeError as e:
+            report_error(node_name, str(e))
+            exit_code = EXIT_FAILED
+    if recorder is not None:
+        recorder.flush()
+        log(f"recording: {recorder.path} ({recorder.num_rows} rows)")
+    return exit_code

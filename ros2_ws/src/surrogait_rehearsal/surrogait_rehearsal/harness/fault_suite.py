@@ -59,16 +59,57 @@ def node_names(robot: str) -> tuple[str, ...]:
 
 
 # --- the independent wire observers ----------------------------------------------------------
-# Both record every LowCmd that reached the robot and every LowState with its arrival time (monotonic)
-# and decode at `snapshot()`: commands as MotorCommands, states as LowStateView, whatever the robot.
+class _WireLog:
+    """Every LowCmd that reached the robot and every LowState, with arrival times (monotonic), decoded at
+    `snapshot()` — commands as MotorCommands, states as LowStateView, whatever the robot. A subclass feeds
+    `_raw_cmds` / `_raw_states` and says how to decode one of each."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._raw_cmds: list[tuple[float, bytes]] = []
+        self._raw_states: list[tuple[float, object]] = []
+
+    def _decode_cmd(self, raw: bytes) -> MotorCommands:
+        raise NotImplementedError
+
+    def _decode_state(self, raw: object) -> LowStateView:
+        raise NotImplementedError
+
+    def clear(self):
+        with self.lock:
+            self._raw_cmds, self._raw_states = [], []
+
+    def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
+        with self.lock:
+            raw, states = list(self._raw_cmds), list(self._raw_states)
+        cmds, repeats = [], RepeatFilter()  # a run of identical messages is decoded once
+        for t, data in raw:
+            if not repeats.repeated(data):
+                repeats.remember(data, self._decode_cmd(data))
+            cmds.append((t, repeats.verdict))
+        return cmds, [(t, self._decode_state(m)) for t, m in states]
+
+    def recent_states(self, n: int) -> list[tuple[float, LowStateView]]:
+        with self.lock:
+            tail = self._raw_states[-n:]
+        return [(t, self._decode_state(m)) for t, m in tail]
+
+    def recent_commands(self, n: int) -> list[MotorCommands]:
+        with self.lock:
+            tail = self._raw_cmds[-n:]
+        return [self._decode_cmd(data) for _, data in tail]
+
+    def last_state_time(self) -> float | None:
+        with self.lock:
+            return self._raw_states[-1][0] if self._raw_states else None
 
 
-class WireRecorder:
-    """The Go2's DDS wire: every rt/lowcmd and rt/lowstate sample with its arrival time (decoded later).
+class WireRecorder(_WireLog):
+    """The Go2's DDS wire: every rt/lowcmd and rt/lowstate sample.
 
     rt/lowcmd comes at the motor rate (500 Hz): it is polled raw (every sample, timed by its source
     timestamp) rather than deserialized in a listener, which on a loaded machine fell behind and
-    timed samples late; a run of identical messages is decoded once.
+    timed samples late.
     """
 
     POLL_S = 0.002
@@ -78,16 +119,20 @@ class WireRecorder:
         from unitree_sdk2py.core.channel import ChannelSubscriber
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
-        self.lock = threading.Lock()
-        self._raw_cmds: list[tuple[float, bytes]] = []
-        self.states: list[tuple[float, object]] = []
-        self._decode = LowCmd_.deserialize
+        super().__init__()
+        self._deserialize = LowCmd_.deserialize
         self._cmd_stream = LowCmdStream(DomainParticipant(domain))  # after ChannelFactoryInitialize: its config
         self._sub = ChannelSubscriber(go2_wire.LOWSTATE_TOPIC, LowState_)
         self._sub.Init(self._on_state, 0)
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll_cmds, name="lowcmd_recorder", daemon=True)
         self._poller.start()
+
+    def _decode_cmd(self, raw: bytes) -> MotorCommands:
+        return go2_wire.motor_commands(self._deserialize(raw))
+
+    def _decode_state(self, raw: object) -> LowStateView:
+        return go2_wire.decode_lowstate(raw)
 
     def _poll_cmds(self):
         while not self._stop.wait(self.POLL_S):
@@ -99,47 +144,17 @@ class WireRecorder:
     def _on_state(self, msg):
         t = time.monotonic()
         with self.lock:
-            self.states.append((t, msg))
-
-    def clear(self):
-        with self.lock:
-            self._raw_cmds, self.states = [], []
-
-    def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
-        with self.lock:
-            raw, states = list(self._raw_cmds), list(self.states)
-        cmds, repeats = [], RepeatFilter()
-        for t, data in raw:
-            if not repeats.repeated(data):
-                repeats.remember(data, go2_wire.motor_commands(self._decode(data)))
-            cmds.append((t, repeats.verdict))
-        return cmds, [(t, go2_wire.decode_lowstate(m)) for t, m in states]
-
-    def recent_states(self, n: int) -> list[tuple[float, LowStateView]]:
-        with self.lock:
-            tail = self.states[-n:]
-        return [(t, go2_wire.decode_lowstate(m)) for t, m in tail]
-
-    def recent_commands(self, n: int) -> list[MotorCommands]:
-        with self.lock:
-            tail = self._raw_cmds[-n:]
-        return [go2_wire.motor_commands(self._decode(data)) for _, data in tail]
-
-    def last_state_time(self) -> float | None:
-        with self.lock:
-            return self.states[-1][0] if self.states else None
+            self._raw_states.append((t, msg))
 
 
-class TapRecorder:
+class TapRecorder(_WireLog):
     """The Go1's link, seen from the simulated robot: its tap sends a copy of every LowCmd it accepted
     (614 bytes) and every LowState it sent (807 bytes) to `port` on 127.0.0.1."""
 
     def __init__(self, port: int):
         import socket
 
-        self.lock = threading.Lock()
-        self._raw_cmds: list[tuple[float, bytes]] = []
-        self._raw_states: list[tuple[float, bytes]] = []
+        super().__init__()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # a stalled reader loses nothing
         self._sock.bind(("127.0.0.1", port))
@@ -147,6 +162,12 @@ class TapRecorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._receive, name="tap_recorder", daemon=True)
         self._thread.start()
+
+    def _decode_cmd(self, raw: bytes) -> MotorCommands:
+        return go1_wire.decode_lowcmd(raw).motors
+
+    def _decode_state(self, raw: object) -> LowStateView:
+        return go1_wire.decode_lowstate(raw)
 
     def _receive(self):
         while not self._stop.is_set():
@@ -165,34 +186,6 @@ class TapRecorder:
         self._stop.set()
         self._thread.join(timeout=1.0)
         self._sock.close()
-
-    def clear(self):
-        with self.lock:
-            self._raw_cmds, self._raw_states = [], []
-
-    def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
-        with self.lock:
-            raw, states = list(self._raw_cmds), list(self._raw_states)
-        cmds, repeats = [], RepeatFilter()
-        for t, data in raw:
-            if not repeats.repeated(data):
-                repeats.remember(data, go1_wire.decode_lowcmd(data).motors)
-            cmds.append((t, repeats.verdict))
-        return cmds, [(t, go1_wire.decode_lowstate(d)) for t, d in states]
-
-    def recent_states(self, n: int) -> list[tuple[float, LowStateView]]:
-        with self.lock:
-            tail = self._raw_states[-n:]
-        return [(t, go1_wire.decode_lowstate(d)) for t, d in tail]
-
-    def recent_commands(self, n: int) -> list[MotorCommands]:
-        with self.lock:
-            tail = self._raw_cmds[-n:]
-        return [go1_wire.decode_lowcmd(d).motors for _, d in tail]
-
-    def last_state_time(self) -> float | None:
-        with self.lock:
-            return self._raw_states[-1][0] if self._raw_states else None
 
 
 # --- the rehearsal processes ----------------------------------------------------------------
