@@ -85,6 +85,11 @@ def test_gaits_switch_on_their_services_while_walking(tmp_path):
                                       abort_on=group.why_dead)
                 operator.call("stop_walk", must_succeed=True)
                 operator.wait_for_state("READY", 5.0)
+                # Damp before the processes stop: a simulator that exits under stiff motors is a stale
+                # robot state to the monitor, which (rightly) faults.
+                operator.call("damp", must_succeed=True)
+                operator.wait_for_state("DAMP", 5.0)
+                time.sleep(0.3)
             except SessionError as e:
                 logs = "\n".join(f"--- {c.name}\n{c.tail()}" for c in group.children)
                 pytest.fail(f"the rehearsal session failed: {e}\n{logs}")

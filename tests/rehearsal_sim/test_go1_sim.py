@@ -415,9 +415,10 @@ def test_the_sdk_gets_one_lowstate_for_each_lowcmd_it_sends(session):
     assert session.missed == 0, f"{session.missed} of {sum(session.sent.values())} LowCmds got no LowState"
     ticks = np.concatenate([session.ticks["damping"], session.ticks["stand"]])
     assert len(ticks) == sum(session.sent.values())
-    # One answer per physics step at most (a client waiting for each answer cannot be faster), in
-    # simulated milliseconds: strictly increasing, whole 2 ms steps.
-    assert np.all(np.diff(ticks) > 0) and np.all(ticks % 2 == 0)
+    # Answers carry the simulated time of the step that took their command, in whole 2 ms steps, never
+    # going back. Two commands may share a step: a client that gave up waiting on a late answer (the
+    # simulator descheduled a moment) sends its next command, and both arrive before the next step.
+    assert np.all(np.diff(ticks) >= 0) and np.all(ticks % 2 == 0) and ticks[-1] > ticks[0]
     assert session.exit_code == 0, session.sim_log[-2000:]
 
 
