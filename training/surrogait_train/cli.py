@@ -4,6 +4,9 @@ surrogait-train train [--config FILE] [--run-dir DIR] [--resume] [key=value ...]
 surrogait-train export --run-dir DIR [--checkpoint FILE] [--out policy.onnx]
 surrogait-train eval POLICY.onnx [--episodes 32] [--seconds 10] [--condition NAME] [--out metrics.json]
 surrogait-train upgrade-contract OLD.onnx --out NEW.onnx     # a schema-1 policy file under schema 2
+surrogait-train sweep --out DIR [--config FILE] --grid KEY=V1,V2 [--grid ...] [--seeds 0 1] [--address ADDR]
+                [--num-cpus N] [--cpus-per-run 1] [--max-retries 3] [--eval-episodes 8] [--eval-seconds 5]
+                [key=value ...]                              # seeds x configs as Ray tasks (docs/sweeps.md)
 """
 
 from __future__ import annotations
@@ -116,6 +119,30 @@ def _cmd_upgrade_contract(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from surrogait_train.sweep import SweepSpec, parse_grid_arg, run_sweep
+
+    # `--seeds 0 1 env.num_envs=8` would hand the override to --seeds (nargs="+"): take it back
+    overrides = list(args.overrides) + [s for s in args.seeds if "=" in s]
+    try:
+        seeds = [int(s) for s in args.seeds if "=" not in s]
+    except ValueError:
+        raise SystemExit(f"error: --seeds takes integers, got {args.seeds}") from None
+    spec = SweepSpec(
+        out=Path(args.out), config=args.config, overrides=overrides, grid=[parse_grid_arg(g) for g in args.grid],
+        seeds=seeds, eval_episodes=args.eval_episodes, eval_seconds=args.eval_seconds, address=args.address,
+        num_cpus=args.num_cpus, cpus_per_run=args.cpus_per_run, max_retries=args.max_retries,
+    )  # fmt: skip
+    result = run_sweep(spec, progress=not args.no_progress)
+    print(result.table, end="")
+    done = len(result.rows) - len(result.failed)
+    print(f"{done}/{len(result.rows)} cells done ({len(result.skipped)} finished before); "
+          f"results: {spec.out / 'results.md'}, {spec.out / 'results.csv'}")  # fmt: skip
+    for name, error in result.failed.items():
+        print(f"error: cell {name} failed: {error}; its worker log: {spec.out / name / 'worker.log'}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="surrogait-train", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -160,6 +187,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("policy", help="ONNX policy with a schema-1 contract")
     p.add_argument("--out", required=True, help="upgraded ONNX path (the network is copied unchanged)")
     p.set_defaults(func=_cmd_upgrade_contract)
+
+    p = sub.add_parser(
+        "sweep",
+        help="train + evaluate a grid of seeds x configs as Ray tasks (resumable), one table of results",
+        description="Each cell (a seed and one value per --grid axis) trains in OUT/<cell> as a Ray task, resumes "
+        "from its checkpoint when its worker dies, is exported and evaluated; OUT/results.md and results.csv "
+        "collect them. Running the command again skips finished cells. See docs/sweeps.md.",
+    )
+    p.add_argument("--config", default=None, help="base YAML config (default: the shipped configs/go2_trot.yaml)")
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                   help="a grid axis: a config key and its values (YAML), e.g. env.gait=trot,pace; repeatable")
+    p.add_argument("--seeds", nargs="+", default=["0"], metavar="SEED", help="training seeds (default 0)")
+    p.add_argument("--out", required=True,
+                   help="sweep folder, one run folder per cell; with --address it must be storage every node "
+                        "mounts at the same path")  # fmt: skip
+    p.add_argument("--address", default=None,
+                   help="an existing Ray cluster (HOST:PORT of `ray start --head`, or auto); default: an embedded "
+                        "Ray on this machine")  # fmt: skip
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the embedded Ray (default: all)")
+    p.add_argument("--cpus-per-run", type=float, default=1.0,
+                   help="CPUs one cell reserves (default 1); match it to env.num_threads and learner.update_threads")
+    p.add_argument("--max-retries", type=int, default=3, help="retries of a cell whose worker died (default 3)")
+    p.add_argument("--eval-episodes", type=int, default=8)
+    p.add_argument("--eval-seconds", type=float, default=5.0)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("overrides", nargs="*", help="config overrides key=value common to all cells")
+    p.set_defaults(func=_cmd_sweep)
     return parser
 
 

@@ -24,7 +24,13 @@ class ConfigError(ValueError):
 class EnvConfig:
     robot: str = "go2"
     num_envs: int = 64
-    num_threads: int = 2  # MuJoCo rollout worker threads
+    num_threads: int = 2  # MuJoCo rollout worker threads (backend cpu)
+    # The physics: "cpu" (MuJoCo C, `num_threads` threads) or "mjx" (MJX on JAX's device `mjx_device`: "" = JAX's
+    # default, a GPU where one is present; "cpu", "gpu", "cuda:1"), in float32 unless `mjx_float64`
+    # (surrogait_train/mjx_physics.py).
+    backend: str = "cpu"
+    mjx_device: str = ""
+    mjx_float64: bool = False
     physics_dt_s: float = 0.005  # 200 Hz physics
     substeps: int = 4  # physics steps per policy step -> 50 Hz policy
     kp: float | None = None  # joint PD gains; None = robot spec's nominal gains

@@ -52,7 +52,7 @@ from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.model_variants import apply_model_variant
-from surrogait_train.physics import BatchedPhysics, build_pd_model, vary_model
+from surrogait_train.physics import build_pd_model, make_physics, vary_model
 from surrogait_train.randomization import (
     RobotVariation,
     observation_noise,
@@ -149,7 +149,7 @@ class LocomotionEnv:
             self.spec, np.asarray(self.contract.kp), np.asarray(self.contract.kd), cfg.physics_dt_s, self.terrain
         )
         apply_model_variant(cfg.model_variant, self.model)
-        self.physics = BatchedPhysics(self.model, cfg.substeps, cfg.num_threads)
+        self.physics = make_physics(self.model, cfg)
         self.kinematics = LegKinematics(self.model)
         self.action_scale = torch.tensor(self.contract.action.scale, dtype=torch.float32)
         self.action_offset = torch.tensor(self.contract.action.offset, dtype=torch.float32)
@@ -382,6 +382,7 @@ class LocomotionEnv:
                 models[i], self.model, v.friction[i], v.added_base_mass_kg[i], v.base_com_offset_m[i],
                 kp * v.kp_scale[i], kd * v.kd_scale[i],
             )  # fmt: skip
+        self.physics.models_changed(rows)
 
     def _push_due_robots(self) -> None:
         due = self.episode_step >= self.next_push_step
@@ -486,6 +487,7 @@ class LocomotionEnv:
                 if self._model_course[i] != course:
                     set_terrain_heights(models[i], self._course(*course))
                     self._model_course[i] = course
+            self.physics.models_changed(rows)
         if self.randomization is not None:
             dt = self.cfg.physics_dt_s
             self.variation.assign(rows, sample_variation(self.randomization, self.rng, k, dt))

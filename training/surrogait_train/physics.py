@@ -30,6 +30,7 @@ from mujoco import rollout
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, RobotSpec
 from surrogait_core.terrain import Terrain, compile_with_terrain
+from surrogait_train.config import EnvConfig
 
 FOOT_TOUCH_SITE_RADIUS_M = 0.03  # slightly larger than the foot sphere so its contact points fall inside
 
@@ -106,6 +107,17 @@ def vary_model(
     set_pd_gains(model, kp, kd)
 
 
+def full_states_from_qpos(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+    """Full-physics state vectors (N, nstate) for joint configurations (N, nq) and velocities (N, nv), time 0."""
+    out = np.empty((len(qpos), mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)))
+    for i in range(len(qpos)):  # resets only, not the hot path
+        mujoco.mj_resetData(model, data)
+        data.qpos[:] = qpos[i]
+        data.qvel[:] = qvel[i]
+        mujoco.mj_getState(model, data, out[i], mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    return out
+
+
 @dataclass(frozen=True)
 class StateLayout:
     """Where qpos/qvel live in MuJoCo's full-physics state vector."""
@@ -145,20 +157,16 @@ class BatchedPhysics:
 
     def state_from_qpos(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         """Full-physics state vectors (N, nstate) for the given joint configurations, at rest time 0."""
-        data = self.datas[0]
-        out = np.empty((len(qpos), self.layout.size))
-        for i in range(len(qpos)):  # resets only, not the hot path
-            mujoco.mj_resetData(self.model, data)
-            data.qpos[:] = qpos[i]
-            data.qvel[:] = qvel[i]
-            mujoco.mj_getState(self.model, data, out[i], mujoco.mjtState.mjSTATE_FULLPHYSICS)
-        return out
+        return full_states_from_qpos(self.model, self.datas[0], qpos, qvel)
 
     def own_models(self, num_robots: int) -> list[mujoco.MjModel]:
         """Give each robot its own copy of the model (once); returns the copies, robot order."""
         if self.models is None:
             self.models = [copy.copy(self.model) for _ in range(num_robots)]
         return self.models
+
+    def models_changed(self, rows: np.ndarray) -> None:
+        """Robots `rows`' model copies were edited: nothing to do, `step` reads the copies themselves."""
 
     def step(
         self,
@@ -190,3 +198,21 @@ class BatchedPhysics:
         if self._rollout is not None:
             self._rollout.close()
             self._rollout = None
+
+
+BACKENDS = ("cpu", "mjx")
+
+
+def make_physics(model: mujoco.MjModel, cfg: EnvConfig) -> BatchedPhysics:
+    """The batched physics `cfg.backend` names: "cpu" (MuJoCo C on `num_threads` threads) or "mjx" (MJX on JAX's
+    device, surrogait_train.mjx_physics); both have BatchedPhysics's interface."""
+    if cfg.backend == "cpu":
+        return BatchedPhysics(model, cfg.substeps, cfg.num_threads)
+    if cfg.backend == "mjx":
+        try:
+            from surrogait_train.mjx_physics import MjxPhysics
+        except ImportError as e:
+            raise ValueError(f"env.backend=mjx needs MJX and JAX ({e}); install them with "
+                             "`pip install mujoco-mjx==3.17.0 jax` (with a GPU: jax[cuda12])") from None
+        return MjxPhysics(model, cfg.substeps, cfg.mjx_device, cfg.mjx_float64)
+    raise ValueError(f"env.backend={cfg.backend!r}: expected one of {', '.join(BACKENDS)}")
