@@ -72,7 +72,7 @@ from surrogait_rehearsal.gazebo_bridge_config import PARAMETERS, GazeboBridgeCon
 from surrogait_rehearsal.gazebo_bridge_core import CyclePacer, GazeboState, tick_ms
 from surrogait_rehearsal.gazebo_bridge_io import GazeboInputs, JointForceOutputs
 from surrogait_rehearsal.motor_driver import LowCmdGate
-from surrogait_rehearsal.process_priority import process_fifo
+from surrogait_rehearsal.process_priority import enter_process_fifo
 from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
 
 NODE_NAME = "gazebo_bridge"
@@ -158,19 +158,9 @@ class GazeboBridgeNode(Node):
         self.applied_tau = np.zeros(self.spec.num_joints)
 
     # ---- the control loop ------------------------------------------------------------------------
-    def _realtime(self, priority: int) -> None:
-        """Every thread so far (ROS's and DDS's included: process_priority) under SCHED_FIFO, where permitted;
-        threads started later inherit it from their creators."""
-        if not priority:
-            return
-        try:
-            threads = process_fifo(priority)
-            self.get_logger().info(f"running under SCHED_FIFO priority {priority} ({threads} threads)")
-        except OSError as e:
-            self.get_logger().warning(f"cannot use SCHED_FIFO ({e}); running with normal scheduling")
-
     def run(self, stop: threading.Event) -> int:
-        self._realtime(self.config.sched_fifo_priority)  # before the executor thread: it inherits the policy
+        # before the executor thread starts: it inherits the policy
+        enter_process_fifo(self.config.sched_fifo_priority, self.get_logger())
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(self)
         spin = threading.Thread(target=executor.spin, name="ros_executor", daemon=True)

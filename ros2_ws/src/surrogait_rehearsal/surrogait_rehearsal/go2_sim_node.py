@@ -44,6 +44,7 @@ from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_
 from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
+from surrogait_rehearsal.ground_truth_msg import fill_odometry
 from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
 from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
 from surrogait_rehearsal.sim_recorder import close_recordings
@@ -237,12 +238,7 @@ class Go2SimNode(Node):
     def publish_ground_truth(self, gt: GroundTruth) -> None:
         m = self._odom
         m.header.stamp = self.get_clock().now().to_msg()
-        p, q = m.pose.pose.position, m.pose.pose.orientation
-        p.x, p.y, p.z = (float(v) for v in gt.base_pos_w)
-        q.w, q.x, q.y, q.z = (float(v) for v in gt.base_quat_wxyz)
-        lin, ang = m.twist.twist.linear, m.twist.twist.angular
-        lin.x, lin.y, lin.z = (float(v) for v in gt.base_lin_vel_b)
-        ang.x, ang.y, ang.z = (float(v) for v in gt.base_ang_vel_b)
+        fill_odometry(m, gt)
         self._odom_pub.publish(m)
 
     def _publish_diagnostics(self) -> None:

@@ -42,10 +42,11 @@ from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.runtime.realtime import freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_rehearsal import ros_cdr
+from surrogait_rehearsal.ground_truth_msg import fill_odometry
 from surrogait_rehearsal.gz_standin_config import PARAMETERS, GzStandinConfig  # noqa: F401  (launch test)
 from surrogait_rehearsal.gz_standin_core import ForceDrivenGo2
 from surrogait_rehearsal.polled_topics import PolledSubscription, command_qos
-from surrogait_rehearsal.process_priority import process_fifo
+from surrogait_rehearsal.process_priority import enter_process_fifo
 from surrogait_rehearsal.sim_time import SimTimeEvery
 
 NODE_NAME = "gz_standin"
@@ -98,12 +99,7 @@ class GazeboTopicsOut:
         gt = self.robot.sim.ground_truth()
         m = self.odom_msg
         _stamp(m, gt.time_s)
-        p, q = m.pose.pose.position, m.pose.pose.orientation
-        p.x, p.y, p.z = (float(v) for v in gt.base_pos_w)
-        q.w, q.x, q.y, q.z = (float(v) for v in gt.base_quat_wxyz)
-        lin, ang = m.twist.twist.linear, m.twist.twist.angular
-        lin.x, lin.y, lin.z = (float(v) for v in gt.base_lin_vel_b)
-        ang.x, ang.y, ang.z = (float(v) for v in gt.base_ang_vel_b)
+        fill_odometry(m, gt)
         self._odom.publish(m)
 
 
@@ -152,23 +148,12 @@ class GzStandinNode(Node):
         self.out = GazeboTopicsOut(self, config, self.robot)
         self.forces = JointForcesIn(self, config, self.robot)
 
-    def _realtime(self, priority: int) -> None:
-        """Every thread so far (ROS's and DDS's included: process_priority) under SCHED_FIFO, where permitted;
-        threads started later inherit it from their creators."""
-        if not priority:
-            return
-        try:
-            threads = process_fifo(priority)
-            self.get_logger().info(f"running under SCHED_FIFO priority {priority} ({threads} threads)")
-        except OSError as e:
-            self.get_logger().warning(f"cannot use SCHED_FIFO ({e}); running with normal scheduling")
-
     def run(self, stop: threading.Event) -> int:
         from surrogait_rehearsal.sim_recorder import SimRecorder, close_recordings
         from surrogait_rehearsal.sim_video import VideoRecorder
 
         config, robot, log = self.config, self.robot, self.get_logger()
-        self._realtime(config.sched_fifo_priority)
+        enter_process_fifo(config.sched_fifo_priority, log)
         dt = robot.model.opt.timestep
         recorder = SimRecorder(config.log_path, robot.sim, config.log_rate_hz) if config.log_path else None
         video = None

@@ -25,3 +25,14 @@ def process_fifo(priority: int) -> int:
         except ProcessLookupError:
             continue  # a thread that ended meanwhile
     return done
+
+
+def enter_process_fifo(priority: int, logger) -> None:
+    """`process_fifo(priority)` for a node, where permitted (0: normal scheduling); says on `logger` which it got."""
+    if not priority:
+        return
+    try:
+        threads = process_fifo(priority)
+        logger.info(f"running under SCHED_FIFO priority {priority} ({threads} threads)")
+    except OSError as e:
+        logger.warning(f"cannot use SCHED_FIFO ({e}); running with normal scheduling")
