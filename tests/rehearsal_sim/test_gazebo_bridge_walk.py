@@ -28,6 +28,14 @@ physics step (2 ms) after the state it comes from and holds it ~2 ms, and the po
 20 ms-delay evaluation has vx RMSE 0.175), so it must meet the same limit. Measured here: 0.11-0.14.
 The walk is also the test of the rate: below 250 Hz of PD it tripped the monitor's joint-speed limit
 (gazebo_bridge_config).
+
+Two stacks. `bridge_and_policy` (stand-in, bridge, policy node) is the bridge's contract with the
+control path: it runs everywhere, CI's 2-core machine included. `full_deployment` adds the estimator
+and the safety monitor, as the demo runs it; it needs 3 CPUs (gazebo_rehearsal.
+MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores the five real-time processes leave 1-2 % idle, and Linux
+stops the real-time threads of a saturated core for up to 50 ms, which the monitor and the policy node
+rightly call faults (failed 2 of 5 CI runs so). It is skipped there, saying so; the monitor and the
+estimator on a real-time wire are exercised by the MuJoCo rehearsal's tests on every machine.
 """
 
 import numpy as np
@@ -35,7 +43,11 @@ import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.demo import run_session
-from surrogait_rehearsal.gazebo_rehearsal import launch_gazebo_rehearsal
+from surrogait_rehearsal.gazebo_rehearsal import (
+    MIN_CPUS_FULL_STANDIN_REHEARSAL,
+    launch_gazebo_rehearsal,
+    usable_cpus,
+)
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import REHEARSAL_NICENESS, ProcessGroup, shipped_policy_path
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
@@ -50,17 +62,31 @@ SEGMENTS = [
 ]
 
 
+STACKS = {  # name: (deployment nodes beside the stand-in and the bridge, CPUs it needs)
+    "bridge_and_policy": (("policy_node",), 1),
+    "full_deployment": (("estimator_node", "safety_monitor", "policy_node"), MIN_CPUS_FULL_STANDIN_REHEARSAL),
+}
+
+
 @pytest.mark.rehearsal
-def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path):
+@pytest.mark.parametrize("stack", list(STACKS))
+def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, stack):
+    nodes, cpus_needed = STACKS[stack]
+    if usable_cpus() < cpus_needed:
+        pytest.skip(f"{stack} needs {cpus_needed} CPUs, this machine gives {usable_cpus()}: five real-time "
+                    "processes saturate 2 cores (module docstring)")
     policy = shipped_policy_path("go2")
     fault_log = tmp_path / "fault_log.jsonl"
     link = {"dds_domain": DOMAIN, "network_interface": "lo"}
-    overrides = {
-        "gz_standin": {"log_path": str(tmp_path / "standin_log.npz"), "video_path": ""},
-        "gazebo_bridge": link,
+    deployment = {
         "estimator_node": link,
         "safety_monitor": {**link, "policy_path": str(policy), "fault_log_path": str(fault_log)},
         "policy_node": {**link, "policy_path": str(policy)},
+    }
+    overrides = {
+        "gz_standin": {"log_path": str(tmp_path / "standin_log.npz"), "video_path": ""},
+        "gazebo_bridge": link,
+        **{name: deployment[name] for name in nodes},
     }
     operator = None
     with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
@@ -68,7 +94,7 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path):
             operator = Operator(DOMAIN, log=print, name="surrogait_demo")
             try:
                 started = launch_gazebo_rehearsal(group, operator, "gazebo-standin", overrides, log=print)
-                assert started == ["gz_standin", "gazebo_bridge", "estimator_node", "safety_monitor", "policy_node"]
+                assert started == ["gz_standin", "gazebo_bridge", *nodes]
                 run_session(operator, group, SEGMENTS)
             except SessionError as e:
                 logs = "\n".join(f"--- {c.name}\n{c.tail(25)}" for c in group.children)
@@ -86,7 +112,7 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path):
 
     falls = fall_metrics(recorded)
     assert not falls["fell"], f"the robot fell: {falls}"
-    faults = [e for e in read_fault_log(fault_log) if e["event"] == "fault"]
+    faults = [e for e in read_fault_log(fault_log) if e["event"] == "fault"] if "safety_monitor" in nodes else []
     assert not faults, f"the safety monitor raised a fault on a policy that honours its contract: {faults}"
     tracking = tracking_metrics(recorded)
     per_segment = {s["name"]: round(s["vx_mean"], 3) for s in tracking["segments"]}
