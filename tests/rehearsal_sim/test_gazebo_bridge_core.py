@@ -10,9 +10,8 @@ turned).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
