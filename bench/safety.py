@@ -125,6 +125,10 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
     if cpus:
         lines += ["", f"safety_monitor CPU: {min(cpus) * 100:.0f}–{max(cpus) * 100:.0f} % of one core from the "
                   "injection to the end of each scenario (200 Hz checks; rt/lowstate arrives at 500 Hz)."]
+    lags = [r["observer_stamp_lag_max_ms"] for r in results if r.get("observer_stamp_lag_max_ms") is not None]
+    if lags:
+        lines += ["", f"Observer: the tap's thread read copies up to {max(lags):.0f} ms after they arrived; the "
+                  "latencies use the kernel's arrival stamps (SO_TIMESTAMPNS) instead."]
     retried = [f"{r['scenario']} ({len(r['failed_bring_ups'])}: {r['failed_bring_ups'][0][:120]})"
                for r in results if r.get("failed_bring_ups")]
     if retried:

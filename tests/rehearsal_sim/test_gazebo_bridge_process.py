@@ -76,8 +76,10 @@ def test_a_silent_gazebo_stops_the_lowstate_stream_until_it_is_back(gazebo_side,
     stopped_at = time.monotonic()
     standin.process.send_signal(signal.SIGSTOP)  # Gazebo hangs: no joint states, no IMU
     time.sleep(1.5)
-    standin.process.send_signal(signal.SIGCONT)
+    # Read the clock before the signal, not after: SIGCONT wakes a real-time stand-in that runs ahead of this
+    # normal-priority test, and the bridge's first LowState came 2-3 ms after the signal call returned (measured).
     resumed_at = time.monotonic()
+    standin.process.send_signal(signal.SIGCONT)
     time.sleep(1.5)
     out, _ = client.communicate(input="", timeout=30)
     rows = json.loads(out.strip().splitlines()[-1])["rows"]

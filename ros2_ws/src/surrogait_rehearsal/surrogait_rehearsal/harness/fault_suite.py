@@ -58,6 +58,23 @@ def node_names(robot: str) -> tuple[str, ...]:
     return (sim_node(robot), "safety_monitor", POLICY)
 
 
+SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); the socket module does not name it
+
+
+def kernel_arrival_monotonic(cmsgs: list[tuple[int, int, bytes]], seen_at_monotonic: float) -> float:
+    """When the kernel queued a datagram (its SCM_TIMESTAMPNS, CLOCK_REALTIME) on the monotonic clock;
+    `seen_at_monotonic` where the message carries no timestamp."""
+    import socket
+    import struct
+
+    for level, kind, payload in cmsgs:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
+            sec, nsec = struct.unpack("qq", payload[:16])
+            realtime_minus_monotonic = time.clock_gettime(time.CLOCK_REALTIME) - time.monotonic()
+            return sec + nsec * 1e-9 - realtime_minus_monotonic
+    return seen_at_monotonic
+
+
 # --- the independent wire observers ----------------------------------------------------------
 class _WireLog:
     """Every LowCmd that reached the robot and every LowState, with arrival times (monotonic), decoded at
@@ -68,6 +85,7 @@ class _WireLog:
         self.lock = threading.Lock()
         self._raw_cmds: list[tuple[float, bytes]] = []
         self._raw_states: list[tuple[float, object]] = []
+        self.stamp_lag_max_s: float | None = None  # how late a sample's own time stamp came, where known
 
     def _decode_cmd(self, raw: bytes) -> MotorCommands:
         raise NotImplementedError
@@ -149,7 +167,13 @@ class WireRecorder(_WireLog):
 
 class TapRecorder(_WireLog):
     """The Go1's link, seen from the simulated robot: its tap sends a copy of every LowCmd it accepted
-    (614 bytes) and every LowState it sent (807 bytes) to `port` on 127.0.0.1."""
+    (614 bytes) and every LowState it sent (807 bytes) to `port` on 127.0.0.1.
+
+    Each copy is timed by the kernel as it reaches the socket (SO_TIMESTAMPNS), not when this thread gets to
+    it: the thread shares this process's GIL with the operator's executor and runs at normal priority beside
+    the rehearsal's real-time processes, so its own clock read can come milliseconds late (`stamp_lag_max_s`
+    says by how much), and latencies here are judged in milliseconds.
+    """
 
     def __init__(self, port: int):
         import socket
@@ -157,8 +181,10 @@ class TapRecorder(_WireLog):
         super().__init__()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # a stalled reader loses nothing
+        self._sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self._sock.bind(("127.0.0.1", port))
         self._sock.settimeout(0.05)
+        self.stamp_lag_max_s = 0.0  # the longest this thread took to see a copy after the kernel had it
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._receive, name="tap_recorder", daemon=True)
         self._thread.start()
@@ -170,17 +196,27 @@ class TapRecorder(_WireLog):
         return go1_wire.decode_lowstate(raw)
 
     def _receive(self):
+        import socket
+
+        ancillary = socket.CMSG_SPACE(16)  # struct timespec
         while not self._stop.is_set():
             try:
-                data = self._sock.recv(2048)
+                data, cmsgs, _, _ = self._sock.recvmsg(2048, ancillary)
             except OSError:  # timeout
                 continue
-            t = time.monotonic()
+            seen_at = time.monotonic()
+            t = kernel_arrival_monotonic(cmsgs, seen_at)
             with self.lock:
+                self.stamp_lag_max_s = max(self.stamp_lag_max_s, seen_at - t)
                 if len(data) == go1_wire.LOWCMD_LENGTH:
                     self._raw_cmds.append((t, data))
                 elif len(data) == go1_wire.LOWSTATE_LENGTH:
                     self._raw_states.append((t, data))
+
+    def clear(self):
+        super().clear()
+        with self.lock:
+            self.stamp_lag_max_s = 0.0
 
     def close(self):
         self._stop.set()
@@ -640,6 +676,8 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, record
     phase = "standing (READY)" if walk_vx is None or standin_script is not None else f"walking (WALK, cmd vx {walk_vx})"
     result = evaluate(sc, inj, cmds, states, cfg.workdir / "fault_log.jsonl", t_wall_offset, ros, tilt_limit,
                       phase, robot)
+    if recorder.stamp_lag_max_s is not None:  # the observer's own delay, kept out of the latency above
+        result["observer_stamp_lag_max_ms"] = round(recorder.stamp_lag_max_s * 1e3, 1)
     recorder.clear()
     result["workdir"] = str(workdir)
     result["monitor_cpu_share"] = cpu
