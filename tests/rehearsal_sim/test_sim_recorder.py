@@ -1,5 +1,11 @@
 """The ground-truth and torque recording the demo report reads."""
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 
@@ -21,7 +27,7 @@ def test_rows_at_the_record_rate_with_commands_torques_and_ground_truth(tmp_path
         c = cmd if k >= 50 else None
         sim.step(c)
         rec.maybe_record(c, lambda: (7, 3), lowstate_enabled=True)
-    rec.flush()
+    rec.close()
     log = np.load(tmp_path / "run" / "sim.npz")
     assert rec.num_rows == 50 and log["time_s"].shape == (50,)
     np.testing.assert_allclose(log["time_s"], 0.02 * np.arange(1, 51), atol=1e-9)
@@ -40,3 +46,73 @@ def test_rows_at_the_record_rate_with_commands_torques_and_ground_truth(tmp_path
 def test_recording_must_be_an_npz(tmp_path):
     with pytest.raises(ValueError, match="npz"):
         SimRecorder(tmp_path / "sim.csv", Go2Sim(SimConfig()))
+
+
+def test_a_stalled_writer_never_holds_up_the_physics_thread(tmp_path):
+    # The simulator records from its real-time physics thread: rt/lowstate waits for whatever a call costs.
+    sim = Go2Sim(SimConfig(initial_pose="stand"))
+    rec = SimRecorder(tmp_path / "sim.npz", sim, rate_hz=500.0)
+    os.kill(rec._proc.pid, signal.SIGSTOP)  # a writer that gets no CPU (or a disk that never answers)
+    longest = 0.0
+    try:
+        for _ in range(2000):  # 4 s of rows: more than its pipe holds
+            sim.step(None)
+            t0 = time.perf_counter()
+            rec.maybe_record(None, lambda: (0, 0), lowstate_enabled=True)
+            longest = max(longest, time.perf_counter() - t0)
+    finally:
+        os.kill(rec._proc.pid, signal.SIGCONT)
+    assert longest < 0.005, f"a call waited {longest * 1e3:.1f} ms"
+    assert rec.rows_dropped > 0 and rec.num_rows + rec.rows_dropped == 2000, "what did not fit is counted"
+    rec.close()
+    with np.load(tmp_path / "sim.npz") as log:
+        assert log["time_s"].shape == (rec.num_rows,), "every row the writer took is saved"
+        assert np.all(np.diff(log["time_s"]) > 0)
+
+
+def test_rows_beyond_one_block_are_kept_in_order(tmp_path):
+    sim = Go2Sim(SimConfig(initial_pose="stand"))
+    rec = SimRecorder(tmp_path / "sim.npz", sim, rate_hz=500.0)
+    for k in range(5000):  # 1.2 blocks of rows
+        sim.step(None)
+        rec.maybe_record(None, lambda k=k: (k, 0), lowstate_enabled=False)
+        if k % 500 == 0:
+            time.sleep(0.05)  # let the writer drain its pipe (this loop is far faster than real time)
+    rec.close()
+    assert rec.rows_dropped == 0
+    with np.load(tmp_path / "sim.npz") as log:
+        np.testing.assert_allclose(log["time_s"], 0.002 * np.arange(1, 5001), atol=1e-9)
+        assert log["lowcmd_accepted"].dtype == np.int64 and list(log["lowcmd_accepted"][:3]) == [0, 1, 2]
+        assert log["cmd_q"].shape == (5000, 12) and np.all(np.isnan(log["cmd_q"]))
+        assert log["lowstate_enabled"].dtype == np.bool_ and not log["lowstate_enabled"].any()
+
+
+KILLED_SIMULATOR = """
+import sys, time
+from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim_recorder import SimRecorder
+sim = Go2Sim(SimConfig(initial_pose="stand"))
+rec = SimRecorder(sys.argv[1], sim, rate_hz=50.0)
+for _ in range(250):
+    sim.step(None)
+    rec.maybe_record(None, lambda: (0, 0), lowstate_enabled=True)
+print(rec.num_rows, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_simulator_still_leaves_its_recording(tmp_path):
+    path = tmp_path / "sim.npz"
+    simulator = subprocess.Popen([sys.executable, "-c", KILLED_SIMULATOR, str(path)], stdout=subprocess.PIPE,
+                                 text=True)
+    try:
+        assert simulator.stdout.readline().strip() == "25"
+        simulator.kill()  # SIGKILL: no close(); the writer sees its pipe close and saves
+        deadline = time.monotonic() + 30.0
+        while not path.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        simulator.kill()
+        simulator.wait()
+    with np.load(path) as log:
+        assert log["time_s"].shape == (25,)
