@@ -7,7 +7,7 @@ import pytest
 
 from surrogait_rehearsal.demo import demo_segments
 from surrogait_rehearsal.harness.operator import Segment
-from surrogait_rehearsal.report import RunFiles, build_report, fall_metrics, tracking_metrics
+from surrogait_rehearsal.report import RunFiles, build_report, fall_metrics, simulator_metrics, tracking_metrics
 
 
 def synthetic_session(vx_error=0.1, fall_at=None):
@@ -64,6 +64,20 @@ def test_report_files(tmp_path):
     assert (tmp_path / "plots/estimate_vs_true.png").stat().st_size > 1000
     assert metrics["estimator"]["vx_rmse"] == pytest.approx(0.05, abs=0.01)
     assert json.loads((tmp_path / "metrics.json").read_text())["falls"]["fell"] is False
+
+
+def test_the_simulator_s_stalls_are_told_apart_from_the_harness_s_own_lag(tmp_path):
+    session = synthetic_session()
+    session["sim_diagnostics"] = []
+    arrival = session["ground_truth"][:, 0]
+    arrival[500:] += 0.3  # the harness took ground truth 0.3 s late once (its own lag)
+    wall = np.arange(0.0, 10.0, 0.02)
+    wall[200:] += 0.1  # the physics loop stalled once for 100 ms
+    np.savez(tmp_path / "sim_log.npz", wall_time_s=wall, record_rate_hz=np.array(50.0))
+    sim = simulator_metrics(session, tmp_path / "sim_log.npz")
+    assert sim["physics_max_gap_ms"] == pytest.approx(120.0, abs=0.5) and sim["record_period_ms"] == 20.0
+    assert sim["ground_truth_max_gap_ms"] == pytest.approx(310.0, abs=0.5)
+    assert "physics_max_gap_ms" not in simulator_metrics(session), "no recording, no claim about the physics loop"
 
 
 def test_demo_script_is_the_issue_s_session():
