@@ -116,3 +116,26 @@ def test_a_killed_simulator_still_leaves_its_recording(tmp_path):
         simulator.wait()
     with np.load(path) as log:
         assert log["time_s"].shape == (25,)
+
+
+REAL_TIME_SIMULATOR = """
+import os, sys
+from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim_recorder import SimRecorder
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+except PermissionError:
+    print("no SCHED_FIFO here", flush=True)
+    sys.exit(0)
+rec = SimRecorder(sys.argv[1], Go2Sim(SimConfig()))
+print(os.sched_getscheduler(0), os.sched_getscheduler(rec._proc.pid), flush=True)
+rec.close()
+"""
+
+
+def test_the_writer_leaves_a_real_time_simulator_s_scheduling(tmp_path):
+    out = subprocess.run([sys.executable, "-c", REAL_TIME_SIMULATOR, str(tmp_path / "sim.npz")],
+                         capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    if out == "no SCHED_FIFO here":
+        pytest.skip("this machine does not permit SCHED_FIFO (root or CAP_SYS_NICE)")
+    assert out.split() == [str(os.SCHED_FIFO), str(os.SCHED_OTHER)], out

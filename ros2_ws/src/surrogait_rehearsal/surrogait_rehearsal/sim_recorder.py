@@ -8,10 +8,9 @@ waits for. Saving on it (arrays from every row so far, then the file) took 10 ms
 10,000 (bench/sim_recorder_stall.py): with 500 Hz rows the safety monitor saw a dead robot (lowstate_stale)
 in 10 of 10 walks. Saving on a thread of the same process is no better: it shares the GIL, and a
 normal-priority thread holding the GIL while real-time threads take its CPU stops the physics thread with
-it. So each row goes, as one fixed-size record, down a pipe to a writer process (`python -m
-surrogait_rehearsal.sim_recorder`, normal scheduling) that keeps the rows and saves the file; the physics
-thread only writes the record (microseconds, never blocking). A killed simulator closes the pipe, and the
-writer saves what it has.
+it. So each row goes, as one fixed-size record, down a pipe to a writer process (`write_rows`, normal
+scheduling) that keeps the rows and saves the file; the physics thread only writes the record
+(microseconds, never blocking). A killed simulator closes the pipe, and the writer saves what it has.
 
 Fields (N rows; SDK motor order FR, FL, RR, RL × hip, thigh, calf; legs FR, FL, RR, RL):
   time_s            (N,)    simulation time, s
@@ -59,6 +58,17 @@ if TYPE_CHECKING:  # the writer process imports this module: it needs neither Mu
 _CMD_FIELDS = ("mode", "q", "dq", "kp", "kd", "tau")
 _PIPE_BYTES = 1 << 20  # ~0.8 s of 500 Hz rows (1.3 kB each) if the writer is starved; more is dropped, counted
 _START_TIMEOUT_S = 60.0
+# The writer's first act, before it imports anything: leave a real-time parent's scheduling (a process
+# importing numpy for a few hundred milliseconds at the physics thread's priority would starve the nodes).
+_WRITER_MAIN = """
+import os
+try:
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+except (OSError, AttributeError):
+    pass
+from surrogait_rehearsal.sim_recorder import write_rows
+raise SystemExit(write_rows())
+"""
 _CLOSE_TIMEOUT_S = 60.0
 
 
@@ -95,7 +105,7 @@ class SimRecorder:
                   "metadata": {"joint_names": list(spec.joint_names), "foot_names": list(spec.foot_names),
                                "robot": spec.name, "physics_dt_s": float(sim.model.opt.timestep),
                                "record_rate_hz": float(rate_hz)}}
-        self._proc = subprocess.Popen([sys.executable, "-m", "surrogait_rehearsal.sim_recorder"],
+        self._proc = subprocess.Popen([sys.executable, "-c", _WRITER_MAIN],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       start_new_session=True)  # a Ctrl-C to the terminal must not cut the file
         self._proc.stdin.write((json.dumps(header) + "\n").encode())
@@ -205,14 +215,10 @@ def _save(path: Path, columns: _Columns, metadata: dict) -> None:
     os.replace(tmp, path)  # readers never see a half-written file
 
 
-def _write() -> int:
-    """The writer: a JSON header line, then fixed-size float64 records until EOF; saves every flush period
-    and at the end. Reports "ready", then "done N" (or "error ...") on stdout."""
-    # Under a real-time parent drop back to normal scheduling: the writer must only use what the real-time
-    # threads leave (a slow save delays nothing but the file).
-    with contextlib.suppress(OSError, AttributeError):
-        if os.sched_getscheduler(0) == os.SCHED_FIFO:
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+def write_rows() -> int:
+    """The writer process (normal scheduling: it only uses what the real-time threads leave, and a slow save
+    delays nothing but the file): a JSON header line, then fixed-size float64 records until EOF; saves every
+    flush period and at the end. Reports "ready", then "done N" (or "error ...") on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the simulator ends the rows; a Ctrl-C must not cut the file
     stdin = sys.stdin.buffer
     try:
@@ -260,6 +266,3 @@ def close_recordings(video, recorder: SimRecorder | None, log: Callable[[str], N
             exit_code = EXIT_FAILED
     return exit_code
 
-
-if __name__ == "__main__":
-    sys.exit(_write())
