@@ -71,11 +71,15 @@ def test_the_simulator_s_stalls_are_told_apart_from_the_harness_s_own_lag(tmp_pa
     session["sim_diagnostics"] = []
     arrival = session["ground_truth"][:, 0]
     arrival[500:] += 0.3  # the harness took ground truth 0.3 s late once (its own lag)
-    wall = np.arange(0.0, 10.0, 0.02)
+    sim_time = np.arange(1, 501) * 0.02
+    wall = sim_time.copy()
     wall[200:] += 0.1  # the physics loop stalled once for 100 ms
-    np.savez(tmp_path / "sim_log.npz", wall_time_s=wall, record_rate_hz=np.array(50.0))
+    keep = np.ones(500, bool)
+    keep[300:320] = False  # 20 rows the recording lost: a 420 ms hole in the file, not in the physics
+    np.savez(tmp_path / "sim_log.npz", wall_time_s=wall[keep], time_s=sim_time[keep], record_rate_hz=np.array(50.0))
     sim = simulator_metrics(session, tmp_path / "sim_log.npz")
     assert sim["physics_max_gap_ms"] == pytest.approx(120.0, abs=0.5) and sim["record_period_ms"] == 20.0
+    assert sim["recording_rows_missing"] == 1
     assert sim["ground_truth_max_gap_ms"] == pytest.approx(310.0, abs=0.5)
     assert "physics_max_gap_ms" not in simulator_metrics(session), "no recording, no claim about the physics loop"
 

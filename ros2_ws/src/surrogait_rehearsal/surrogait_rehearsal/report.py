@@ -128,17 +128,24 @@ def simulator_metrics(session: dict, sim_log: Path | None = None) -> dict:
     the policy node and the safety monitor rightly treat as a fault.
 
     `physics_max_gap_ms` comes from the simulator's own recording (its physics thread's clock at each record
-    tick): the simulator's stalls. `ground_truth_max_gap_ms` is when this harness *received* ground truth:
-    it adds the harness's own lag (a normal-priority process beside real-time ones), so it is not the
-    robot's; in a demo it reached 337 ms while the physics loop's longest gap was 28 ms.
+    tick, between rows one record period apart): the simulator's stalls. `ground_truth_max_gap_ms` is when
+    this harness *received* ground truth: it adds the harness's own lag (a normal-priority process beside
+    real-time ones), so it is not the robot's; in a demo it reached 337 ms while the physics loop's longest
+    gap was 28 ms.
     """
     gt = session["ground_truth"]
     out = {"ground_truth_max_gap_ms": float(np.diff(gt[:, 0]).max() * 1e3) if len(gt) > 1 else float("nan")}
     if sim_log is not None and sim_log.is_file():
         with np.load(sim_log) as z:
-            wall = z["wall_time_s"]
-            out["record_period_ms"] = 1e3 / float(z["record_rate_hz"])
-        out["physics_max_gap_ms"] = float(np.diff(wall).max() * 1e3) if len(wall) > 1 else float("nan")
+            wall, sim_time = z["wall_time_s"], z["time_s"]
+            period_s = 1.0 / float(z["record_rate_hz"])
+        # Only between rows one record period apart in simulated time: where rows are missing (the writer's
+        # pipe was full), the wall-clock gap is the recording's, not the physics loop's.
+        consecutive = np.diff(sim_time) < 1.5 * period_s
+        out["record_period_ms"] = period_s * 1e3
+        out["recording_rows_missing"] = int(np.count_nonzero(~consecutive))
+        gaps = np.diff(wall)[consecutive]
+        out["physics_max_gap_ms"] = float(gaps.max() * 1e3) if len(gaps) else float("nan")
     if session["sim_diagnostics"]:
         last = session["sim_diagnostics"][-1][1]
         for key in ("realtime_factor", "late_steps", "resyncs", "lowcmd_accepted", "lowcmd_dropped"):
@@ -369,7 +376,9 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
               f"Real-time factor {_fmt(sim.get('realtime_factor'), 2)} (last report), {_fmt(sim.get('resyncs'), 0)} "
               "resyncs, " + (f"longest gap of its physics loop between records {_fmt(sim['physics_max_gap_ms'], 0)} ms "
                              f"(every {_fmt(sim['record_period_ms'], 0)} ms when on time; a stalled simulator stalls "
-                             "rt/lowstate: a fault for the policy node and the safety monitor); "
+                             "rt/lowstate: a fault for the policy node and the safety monitor"
+                             + (f"; the recording lost rows in {sim['recording_rows_missing']} places"
+                                if sim.get("recording_rows_missing") else "") + "); "
                              if "physics_max_gap_ms" in sim else "no recording of its physics loop; ")
               + f"this harness received its ground truth with gaps up to {_fmt(sim['ground_truth_max_gap_ms'], 0)} ms "
               f"(the harness's own lag included); LowCmds accepted {_fmt(sim.get('lowcmd_accepted'), 0)}, dropped "
