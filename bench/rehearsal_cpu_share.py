@@ -22,9 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
+from surrogait_rehearsal.harness.processes import cpu_seconds  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 NODES = ("gz_standin", "gazebo_bridge", "go2_sim", "go1_sim", "estimator_node", "safety_monitor", "policy_node")
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def node_processes() -> dict[int, str]:
@@ -37,15 +38,6 @@ def node_processes() -> dict[int, str]:
         if len(argv) > 2 and argv[2] == b"--ros-args" and (name := Path(argv[1].decode()).name) in NODES:
             found[int(pid)] = name
     return found
-
-
-def cpu_seconds(pid: int) -> float | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def core_times() -> dict[str, tuple[int, int]]:

@@ -38,7 +38,6 @@ import contextlib
 import fcntl
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from surrogait_core.runtime.ros_node import EXIT_FAILED, report_error
+from surrogait_rehearsal.child_status import read_status_line
 
 if TYPE_CHECKING:  # the writer process imports this module: it needs neither MuJoCo nor the wire
     from surrogait_core.wire.go2_wire import MotorCommands
@@ -70,6 +70,7 @@ from surrogait_rehearsal.sim_recorder import write_rows
 raise SystemExit(write_rows())
 """
 _CLOSE_TIMEOUT_S = 60.0
+WRITER = "the recording's writer"
 
 
 def row_layout(num_joints: int, num_feet: int) -> list[tuple[str, tuple[int, ...], str]]:
@@ -110,7 +111,7 @@ class SimRecorder:
                                       start_new_session=True)  # a Ctrl-C to the terminal must not cut the file
         self._proc.stdin.write((json.dumps(header) + "\n").encode())
         self._proc.stdin.flush()
-        status = _read_status(self._proc, _START_TIMEOUT_S)
+        status = read_status_line(self._proc, _START_TIMEOUT_S, WRITER)
         if status != "ready":
             raise RuntimeError(f"cannot record to {self.path}: {status}")
         os.set_blocking(self._proc.stdin.fileno(), False)
@@ -153,28 +154,13 @@ class SimRecorder:
         if self._proc.poll() is None:
             with contextlib.suppress(BrokenPipeError):
                 self._proc.stdin.close()
-        status = _read_status(self._proc, _CLOSE_TIMEOUT_S)
+        status = read_status_line(self._proc, _CLOSE_TIMEOUT_S, WRITER)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=10.0)
         if self._proc.poll() is None:
             self._proc.kill()
         if not status.startswith("done"):
             raise RuntimeError(f"recording {self.path}: {status}")
-
-
-def _read_status(proc: subprocess.Popen, timeout_s: float) -> str:
-    """The writer's next status line ("ready", "done N", "error ..."), or why there is none."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
-            line = proc.stdout.readline().decode(errors="replace").strip()
-            if line:
-                return line
-        if proc.poll() is not None and not ready:
-            err = proc.stderr.read().decode(errors="replace").strip().splitlines()
-            return f"the recording's writer exited with code {proc.returncode}: {err[-1] if err else 'no message'}"
-    return f"the recording's writer gave no answer within {timeout_s:.0f} s"
 
 
 class _Columns:

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from surrogait_core.terrain import scene_model
+from surrogait_rehearsal.child_status import read_status_line
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 GIF_MAX_FRAMES = 600  # 30 s at 20 fps; Pillow keeps GIF frames in memory and encodes slowly: prefer .mp4
@@ -53,7 +52,7 @@ class VideoRecorder:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, start_new_session=True,  # a Ctrl-C to the terminal's group must not cut the file short
         )
-        status = self._read_status(_START_TIMEOUT_S)
+        status = read_status_line(self._proc, _START_TIMEOUT_S, "renderer")
         if status != "ready":
             self._stop_child()
             raise RuntimeError(f"cannot render video to {self.path}: {status} (offscreen rendering needs "
@@ -63,21 +62,6 @@ class VideoRecorder:
             fcntl.fcntl(self._proc.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
         except OSError:
             pass
-
-    def _read_status(self, timeout_s: float) -> str:
-        """The child's next status line ("ready", "done N", "error ..."), or why there is none."""
-        deadline = time.monotonic() + timeout_s
-        out = self._proc.stdout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([out], [], [], 0.2)
-            if ready:
-                line = out.readline().decode(errors="replace").strip()
-                if line:
-                    return line
-            if self._proc.poll() is not None and not ready:
-                err = self._proc.stderr.read().decode(errors="replace").strip().splitlines()
-                return f"renderer exited with code {self._proc.returncode}: {err[-1] if err else 'no message'}"
-        return f"renderer gave no answer within {timeout_s:.0f} s"
 
     def maybe_capture(self, data: mujoco.MjData) -> None:
         """Call after a physics step; sends the pose when a video frame is due (never blocks)."""
@@ -99,7 +83,7 @@ class VideoRecorder:
             self._proc.stdin.close()  # end of frames
         except BrokenPipeError:
             pass
-        status = self._read_status(_CLOSE_TIMEOUT_S)
+        status = read_status_line(self._proc, _CLOSE_TIMEOUT_S, "renderer")
         self._stop_child()
         if not status.startswith("done"):
             raise RuntimeError(f"video {self.path}: {status}")
