@@ -6,7 +6,7 @@ Runs the command after `--` and samples /proc every 0.5 s. It reports over the l
 every node it found was running: each process's CPU (% of one core) and each core's idle %. This is where the
 Gazebo stand-in stack's 3-CPU floor comes from (gazebo_rehearsal.MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores,
 stand-in 43-58 %, bridge 48-62 %, estimator 23-31 %, monitor 30-37 %, policy 10-20 %, and 1-2 % idle per core.
-Writes bench/results/rehearsal_cpu_share.{json,md}.
+Writes bench/results/rehearsal_cpu_share.{json,md} (`--name` for another name).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ def core_times() -> dict[str, tuple[int, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=float, default=15.0, help="seconds to report over")
+    parser.add_argument("--name", default="rehearsal_cpu_share",
+                        help="results file name in bench/results (without .json/.md)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the command that runs the rehearsal")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -78,14 +80,14 @@ def main() -> None:
     result = {"machine": describe_machine(), "command": command, "exit_code": run.returncode,
               "window_s": round(span, 1), "cpu_percent_of_one_core": shares, "idle_percent": idle}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "rehearsal_cpu_share.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1))
     lines = ["# Rehearsal CPU shares", "", f"Machine: {result['machine']}. Command: `{' '.join(command)}` (exit "
              f"{run.returncode}); the last {span:.1f} s with all {most} nodes running.", "",
              "| process | CPU, % of one core |", "|---|---|"]
     lines += [f"| {name} | {share} |" for name, share in shares.items()]
     lines += [f"| total | {sum(shares.values()):.1f} |", ""]
     lines.append("Idle: " + ", ".join(f"{core} {value} %" for core, value in idle.items()))
-    (RESULTS / "rehearsal_cpu_share.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -53,7 +53,7 @@ def test_node_turns_lowstate_into_odometry_contacts_and_diagnostics(dds_domain, 
     # estimate on a loaded machine is rightly not trusted: most are on time).
     assert odom[0].pose.covariance[Z_VAR] >= 1.0
     assert np.mean([np.sqrt(m.pose.covariance[Z_VAR]) < 0.01 for m in odom[-100:]]) > 0.8
-    assert len(odom) > 0.5 * int(values["accepted"]) / 2, values  # every 2nd accepted sample (250 Hz)
+    assert len(odom) > 0.5 * int(values["accepted"]) / 5, values  # every 5th accepted sample (100 Hz)
     m = odom[-1]
     assert (m.header.frame_id, m.child_frame_id) == ("odom", "base_link")
     assert abs(m.pose.pose.position.z - 0.28) < 0.01
@@ -84,7 +84,7 @@ def test_a_stalled_estimator_says_its_height_is_untrusted_then_catches_up_with_t
     wait_until_probe_hears(probe, node)
     player = run_script("lowstate_player.py", "--duration", "5.0", "--realtime-priority", str(ROBOT_PRIORITY))
     deadline = time.monotonic() + 30.0
-    while len(probe.odom) < 300:  # converged: more than 0.5 s of samples
+    while len(probe.odom) < 120:  # converged: 1.2 s of odometry (100 Hz), more than 0.5 s of samples
         assert time.monotonic() < deadline and player.poll() is None, node.log
         time.sleep(0.02)
     t_stopped = time.time()  # the clock odometry is stamped with: the time of the sample it describes

@@ -8,7 +8,7 @@ from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig
 
 def test_defaults_make_a_valid_config():
     cfg = EstimatorNodeConfig.from_params({})
-    assert (cfg.dds_domain, cfg.network_interface, cfg.publish_decimation) == (1, "lo", 2)
+    assert (cfg.dds_domain, cfg.network_interface, cfg.publish_decimation) == (1, "lo", 5)
     assert cfg.estimator.contact.force_on > cfg.estimator.contact.force_off
 
 

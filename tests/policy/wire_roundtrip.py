@@ -18,8 +18,8 @@ from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
 
 from surrogait_core.policy.policy_controller import MotorTargets
 from surrogait_core.wire import go2_wire
+from surrogait_core.wire.latest_lowstate import LatestLowState
 from surrogait_policy.lowcmd_writer import LowCmdWriter
-from surrogait_policy.lowstate_reader import LatestLowState
 
 
 def main(domain: int) -> None:

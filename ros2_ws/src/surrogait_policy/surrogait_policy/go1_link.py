@@ -31,7 +31,7 @@ import numpy as np
 from surrogait_core.policy.policy_controller import MotorTargets
 from surrogait_core.wire import go1_wire, go2_wire
 from surrogait_core.wire.go2_wire import LowStateView
-from surrogait_policy.lowstate_reader import LowStateSample
+from surrogait_core.wire.latest_lowstate import LowStateSample
 from surrogait_policy.robot_link import LinkError
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ A thin shell over `surrogait_core.policy.policy_controller` (all decisions) and
 `surrogait_core.runtime.control_loop` (timing). Two threads:
   - the control thread wakes at absolute deadlines at the motor rate (`command_rate_hz`, 500 by
     default) and writes a LowCmd (with CRC) every time through the robot's link (robot_link: the
-    Go2's DDS, lowcmd_writer / lowstate_reader; go1_link: the Go1's UDP), as the robot's motor
+    Go2's DDS, lowcmd_writer / surrogait_core.wire.latest_lowstate; go1_link: the Go1's UDP), as the robot's motor
     drivers expect a stream of hundreds of Hz. Once a control period (the contract's, 50 Hz) it
     takes the newest LowState and asks the controller for new motor targets (and, on the Go1,
     checks the SDK's power protection); in between it re-sends the latest ones, except that a

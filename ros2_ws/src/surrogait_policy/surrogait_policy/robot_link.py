@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from surrogait_core.policy.policy_controller import MotorTargets, PolicyController
 from surrogait_core.policy.policy_fsm import PolicyState
+from surrogait_core.wire.latest_lowstate import LatestLowState, LowStateSample
 from surrogait_policy.lowcmd_writer import LowCmdWriter
-from surrogait_policy.lowstate_reader import LatestLowState, LowStateSample
 from surrogait_policy.sport_mode import make_motion_switcher, release_sport_mode
 
 if TYPE_CHECKING:

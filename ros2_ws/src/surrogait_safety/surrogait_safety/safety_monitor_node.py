@@ -46,6 +46,8 @@ from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thres
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
 from surrogait_core.safety.thresholds import TUNABLE_FIELDS, default_thresholds
 from surrogait_core.wire import go1_wire, go2_wire
+from surrogait_core.wire.go2_wire import LowStateView
+from surrogait_core.wire.latest_lowstate import LatestLowState
 from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_core.wire.network_interface import interface_ipv4
 from surrogait_safety.go1_gateway import GatewayAddresses, Go1Gateway
@@ -68,8 +70,8 @@ def safety_state_json(latched: bool, cause: str) -> str:
     return json.dumps({"state": "DAMP" if latched else "OK", "cause": cause, "time": time.time()})
 
 
-class LatestSampleReader:
-    """A KeepLast(1) reader polled at the check rate, for rt/lowstate.
+class LowStatePoller:
+    """rt/lowstate polled at the check rate: the newest sample since the last poll, decoded, and when it arrived.
 
     The state rules only need the newest sample; taking each of the 500 samples/s in a listener
     cost the monitor a third of a core (deserialisation), polling at 200 Hz a fraction of that.
@@ -78,30 +80,20 @@ class LatestSampleReader:
     differs cannot push it outside the interval (error ≤ one poll period, never a false silence).
     """
 
-    def __init__(self, participant, topic: str, msg_type):
-        from cyclonedds.qos import Policy, Qos
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-
-        self._reader = DataReader(participant, Topic(participant, topic, msg_type), Qos(Policy.History.KeepLast(1)))
+    def __init__(self, participant):
+        self._latest = LatestLowState(participant)
         self._last_poll: float | None = None
 
-    def take_latest(self):
-        """(sample, monotonic arrival time) of the newest sample since the last call, or None."""
+    def poll(self) -> tuple[LowStateView, float] | None:
+        """(state, monotonic arrival time) of the newest sample since the last call, or None."""
         now = time.monotonic()
         since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
         self._last_poll = now
-        samples = self._reader.take(1)
-        if not samples:
+        sample = self._latest.take()
+        if sample is None:
             return None
-        sample = samples[-1]
-        info = getattr(sample, "sample_info", None)
-        if info is None:
-            return sample, now
-        if not info.valid_data:
-            return None
-        age = (time.time_ns() - info.source_timestamp) * 1e-9
-        return sample, now - min(max(age, 0.0), since_last_poll)
+        age = time.time() - sample.source_time_s
+        return sample.state, now - min(max(age, 0.0), since_last_poll)
 
 
 class SafetyMonitorNode(Node):
@@ -119,9 +111,7 @@ class SafetyMonitorNode(Node):
         self.log = FaultLog(self.log_path)
         self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, {self._wire_name()})",
                        values=self._config_summary(), action="OK")
-        self._raw_state = None
-        self._raw_state_t = 0.0
-        self._decoded_state_t = -1.0
+        self._decoded_state_t = -1.0  # Go1: the arrival time of the newest LowState judged
         self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
         self._policy_state = ""
         self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
@@ -167,7 +157,7 @@ class SafetyMonitorNode(Node):
         from cyclonedds.domain import DomainParticipant
         from cyclonedds.pub import DataWriter
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
 
         ChannelFactoryInitialize(self.params.dds_domain, self.params.network_interface)
         # One participant (it uses the domain config ChannelFactoryInitialize made) for the damping
@@ -178,7 +168,7 @@ class SafetyMonitorNode(Node):
         damping_msg = go2_wire.fill_damping(go2_wire.new_lowcmd(), self.th.damping_kd)
         writer = DataWriter(participant, self._cmd_stream.topic)
         self._send_damping = lambda: writer.write(damping_msg)
-        self._state_reader = LatestSampleReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_)
+        self._state_reader = LowStatePoller(participant)
 
     def _open_go1_gateway(self) -> None:
         p = self.params
@@ -318,13 +308,10 @@ class SafetyMonitorNode(Node):
         self.monitor.on_lowstate(go1_wire.decode_lowstate(packet), arrival_t)
 
     def _refresh_state(self):
-        latest = self._state_reader.take_latest()
+        latest = self._state_reader.poll()
         if latest is not None:
-            self._raw_state, self._raw_state_t = latest
             self.counts["lowstate"] += 1
-        if self._raw_state is not None and self._raw_state_t != self._decoded_state_t:
-            self.monitor.on_lowstate(go2_wire.decode_lowstate(self._raw_state), self._raw_state_t)
-            self._decoded_state_t = self._raw_state_t
+            self.monitor.on_lowstate(*latest)
 
     # --- ROS callbacks -----------------------------------------------------------------
     def _on_odom(self, msg):
