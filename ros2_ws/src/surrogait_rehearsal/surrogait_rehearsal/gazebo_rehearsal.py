@@ -32,7 +32,8 @@ ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "launch" / "config" / "gazebo" / "ros_gz_brid
 DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
 GROUND_TRUTH_TIMEOUT_S = {"gazebo": 180.0, "gazebo-standin": 60.0}  # gz sim loads its plugins first
 # The stand-in, the bridge and the three deployment nodes together need 180-195 % of a 2-core machine's
-# CPU (measured: 1-2 % idle, the stand-in and bridge ~50 % each), all of it real-time. Linux answers a
+# CPU (measured: 1-2 % idle, the stand-in and bridge ~50 % each; 172 % and 5-6 % idle since the estimator and
+# the monitor got lighter: bench/results/rehearsal_cpu_share_standin_full.md), all of it real-time. Linux answers a
 # saturated core by stopping its real-time threads for up to 50 ms a second to run the others
 # (measured with a SCHED_FIFO 99 probe: 40-54 ms stalls), and the policy node and the monitor rightly
 # call those gaps faults. Fewer CPUs than this: the rehearsal runs, with a warning that it may fail so.
