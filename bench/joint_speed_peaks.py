@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
-from surrogait_rehearsal.demo import run_session  # noqa: E402
-from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError  # noqa: E402
+from surrogait_rehearsal.demo import run_session, walk_test_segments  # noqa: E402
+from surrogait_rehearsal.harness.operator import Operator, SessionError  # noqa: E402
 from surrogait_rehearsal.harness.processes import (  # noqa: E402
     REHEARSAL_NICENESS,
     ProcessGroup,
@@ -44,8 +44,7 @@ from surrogait_rehearsal.report import load_session, read_fault_log, simulator_m
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 57
-SEGMENTS = [Segment("walk 0.5 m/s", 5.0, (0.5, 0.0, 0.0)), Segment("walk 1.0 m/s", 5.0, (1.0, 0.0, 0.0)),
-            Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False)]
+SEGMENTS = walk_test_segments()
 STALLS, STALL_EVERY_S, FIRST_STALL_AFTER_S = 5, 1.0, 18.0  # the walk starts ~15 s after the launch
 
 

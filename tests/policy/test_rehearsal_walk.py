@@ -14,8 +14,8 @@ and the safety monitor must raise no fault. The Go1 runs under the drivers' mode
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo import run_session
-from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
+from surrogait_rehearsal.demo import run_session, walk_test_segments
+from surrogait_rehearsal.harness.operator import Operator, SessionError
 from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,
     ProcessGroup,
@@ -34,11 +34,7 @@ from surrogait_rehearsal.report import (
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)
-SEGMENTS = [
-    Segment("walk 0.5 m/s", 5.0, (0.5, 0.0, 0.0)),
-    Segment("walk 1.0 m/s", 5.0, (1.0, 0.0, 0.0)),
-    Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False),
-]
+SEGMENTS = walk_test_segments()
 
 
 @pytest.mark.rehearsal

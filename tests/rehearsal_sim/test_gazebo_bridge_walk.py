@@ -42,24 +42,20 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.demo import run_session
+from surrogait_rehearsal.demo import run_session, walk_test_segments
 from surrogait_rehearsal.gazebo_rehearsal import (
     MIN_CPUS_FULL_STANDIN_REHEARSAL,
     launch_gazebo_rehearsal,
     usable_cpus,
 )
-from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
+from surrogait_rehearsal.harness.operator import Operator, SessionError
 from surrogait_rehearsal.harness.processes import REHEARSAL_NICENESS, ProcessGroup, shipped_policy_path
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
 
 DOMAIN = 59  # unused elsewhere in tests/
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments, as the MuJoCo rehearsal (docstring)
 BRIDGE_RATE_HZ = 500.0  # the package default (gazebo_bridge.yaml), as the demo runs it
-SEGMENTS = [
-    Segment("walk 0.5 m/s", 5.0, (0.5, 0.0, 0.0)),
-    Segment("walk 1.0 m/s", 5.0, (1.0, 0.0, 0.0)),
-    Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False),
-]
+SEGMENTS = walk_test_segments()
 
 
 STACKS = {  # name: (deployment nodes beside the stand-in and the bridge, CPUs it needs)

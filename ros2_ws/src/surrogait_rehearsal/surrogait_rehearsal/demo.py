@@ -82,6 +82,15 @@ def demo_segments(quick: bool = False) -> list[Segment]:
     ]
 
 
+def walk_test_segments() -> list[Segment]:
+    """The rehearsal tests' and benches' walk: 0.5 m/s and 1.0 m/s straight ahead for 5 s each, then stop."""
+    return [
+        Segment("walk 0.5 m/s", 5.0, (0.5, 0.0, 0.0)),
+        Segment("walk 1.0 m/s", 5.0, (1.0, 0.0, 0.0)),
+        Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False),
+    ]
+
+
 def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     """The ONNX file to rehearse, and where it came from."""
     if args.policy:

@@ -42,18 +42,6 @@ class UpdateResult:
     slipping: tuple[int, ...]  # stance feet left out by the slip gate
 
 
-def _inverse_quadratic_form3(s: list[list[float]], diag_add: float, y: list[float]) -> float:
-    """y^T (S + diag_add I)^-1 y for a symmetric positive-definite 3x3 S, by cofactors in plain floats: the slip
-    gate's four per-sample solves cost ~6x more through np.linalg.solve's per-call overhead than their arithmetic."""
-    a, b, c = s[0][0] + diag_add, s[0][1], s[0][2]
-    d, e, f = s[1][1] + diag_add, s[1][2], s[2][2] + diag_add
-    ca, cb, cc = d * f - e * e, c * e - b * f, b * e - c * d  # first row of the adjugate
-    cd, ce, cf = a * f - c * c, b * c - a * e, a * d - b * b
-    y0, y1, y2 = y
-    quadratic = ca * y0 * y0 + cd * y1 * y1 + cf * y2 * y2 + 2.0 * (cb * y0 * y1 + cc * y0 * y2 + ce * y1 * y2)
-    return quadratic / (a * ca + b * cb + c * cc)
-
-
 def _foot(i: int) -> slice:
     return slice(6 + 3 * i, 9 + 3 * i)
 
@@ -266,12 +254,12 @@ class LegOdometryKF:
     def _slip_gate(self, legs: tuple[int, ...], foot_vel_rel_w: np.ndarray, trust: np.ndarray):
         """Split stance legs into (kept, slipping) by each foot's own velocity innovation. If every foot
         fails, the prior velocity is what is wrong (e.g. after a flight phase): keep them all."""
-        p_vv = self.P[3:6, 3:6].tolist()
+        p_vv = self.P[3:6, 3:6]
         r_v = self.config.kin_velocity_noise**2
-        innovations = (-np.asarray(foot_vel_rel_w) - self.x[3:6]).tolist()
         kept, slipping = [], []
         for i in legs:
-            nis = _inverse_quadratic_form3(p_vv, r_v / float(trust[i]), innovations[i])
+            y = -foot_vel_rel_w[i] - self.x[3:6]
+            nis = float(y @ np.linalg.solve(p_vv + np.eye(3) * (r_v / trust[i]), y))
             (kept if nis <= self.config.slip_gate_chi2 else slipping).append(i)
         if not kept:
             return legs, ()

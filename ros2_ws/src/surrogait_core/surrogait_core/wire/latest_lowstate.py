@@ -6,8 +6,8 @@ each here, 13 % of a core on its own, and each one holds the GIL the node's othe
 The policy node uses one state a control cycle (50 Hz) and the safety monitor one a check
 (200 Hz), so this reader keeps a KEEP_LAST(1) history in DDS (C, no Python work per sample) and
 decodes only the newest sample when asked — from its CDR bytes with `LowStateDecoder` (~0.01 ms)
-rather than through cyclonedds' generic deserializer (0.3-0.6 ms; in the monitor that was 40 % of
-its check thread's CPU). Same topic and type as the SDK's subscriber, through the participant it is
+rather than through cyclonedds' generic deserializer (0.3-0.6 ms; in the monitor, most of its check
+thread's CPU). Same topic and type as the SDK's subscriber, through the participant it is
 given (created after ChannelFactoryInitialize, so the network interface configured there applies).
 """
 
