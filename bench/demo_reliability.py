@@ -5,20 +5,23 @@ turn, walk 1.0 m/s, stop, damp) N times per configuration, each with fresh proce
   - shipped    the shipped policy, motor model `driver` (PD at the physics rate, as the robot's drivers)
   - on_command the shipped policy, motor model `on_command` (torque computed when a LowCmd arrives, held)
   - trained    a policy trained here for --train-budget-s (120 s), motor model `driver`
+  - trained_each  as every `make demo`: each run trains its own policy (scripts/demo.py's training and
+                pre-flight), then rehearses it; motor model `driver`
 and reports completions (the demo's exit code), falls (ground truth) and safety faults by cause.
 A fault is *real* when the ground truth shows it: a joint rule judges the simulator's own joint
 state (real); a height or tilt fault is real when the ground-truth base height or tilt at the
 latch confirms it; a silence (policy_silent, lowstate_stale) is real only when a process died.
 
-    python bench/demo_reliability.py --runs 20 [--configs shipped on_command trained] [--trained-runs 10]
+    python bench/demo_reliability.py --runs 20 [--configs shipped on_command trained trained_each] [--trained-runs 10]
 
 Writes bench/results/demo_reliability.json and .md. Targets (issue 12): shipped 20/20 under each
-motor model, trained ≥ 9/10, no fault whose cause is not real.
+motor model, trained and trained_each ≥ 9/10, no fault whose cause is not real.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -38,8 +41,9 @@ from machine_info import describe_machine, machine_facts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-CONFIGS = {"shipped": ("shipped", "driver"), "on_command": ("shipped", "on_command"), "trained": ("trained", "driver")}
-TARGETS = {"shipped": 1.0, "on_command": 1.0, "trained": 0.9}  # completed fraction
+CONFIGS = {"shipped": ("shipped", "driver"), "on_command": ("shipped", "on_command"), "trained": ("trained", "driver"),
+           "trained_each": ("trained_each", "driver")}
+TARGETS = {"shipped": 1.0, "on_command": 1.0, "trained": 0.9, "trained_each": 0.9}  # completed fraction
 SILENCES = ("policy_silent", "lowstate_stale")
 JOINT_STATE_CAUSES = ("joint_position_limit", "joint_velocity", "estimated_torque", "state_not_finite")
 RUN_TIMEOUT_S = 300
@@ -117,11 +121,15 @@ def summarize(runs: list[dict]) -> dict:
 
 
 def train_policy(out_dir: Path, budget_s: float) -> Path:
-    from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
-
-    out_dir.mkdir(parents=True, exist_ok=True)  # as make demo (scripts/demo.py) trains
-    return train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget_s, out_path=out_dir / "policy.onnx",
-                            run_dir=out_dir / "training", progress=False)
+    """What `make demo` rehearses: scripts/demo.py's own training and pre-flight."""
+    spec = importlib.util.spec_from_file_location("make_demo", ROOT / "scripts" / "demo.py")
+    make_demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_demo)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trained = make_demo.train(out_dir, budget_s)
+    if trained is None:
+        raise SystemExit("the trainer (surrogait_train) is not installed: run `make setup`")
+    return trained[0]
 
 
 def markdown(result: dict) -> str:
@@ -136,8 +144,13 @@ def markdown(result: dict) -> str:
                      f"{faults} | ≥ {TARGETS[name] * s['runs']:.0f}/{s['runs']}, no fault not real: "
                      f"{'met' if c['meets_target'] else 'NOT met'} |")
     lines += ["", "Each run: `python -m surrogait_rehearsal.demo --policy P --no-video --motor-model M` with fresh "
-              "processes; completed = exit code 0 (no safety damp, no fall, no dead process, no refused step)."]
+              "processes (trained_each: after its own training, as scripts/demo.py's); completed = exit code 0 "
+              "(no safety damp, no fall, no dead process, no refused step)."]
     for name, c in result["configs"].items():
+        preflown = [r["preflight"] for r in c["runs"] if "preflight" in r]
+        if preflown:
+            lines += ["", f"{name}: the pre-flight cleared a snapshot in {sum(p['cleared'] for p in preflown)} of "
+                      f"{len(preflown)} trainings, flying {', '.join(str(p['flown']) for p in preflown)} snapshots."]
         failed = [r for r in c["runs"] if not r["completed"]]
         if failed:
             lines += ["", f"Not completed ({name}):"] + [f"- {r['run_dir']}: {r['outcome']}" for r in failed]
@@ -163,13 +176,20 @@ def main(argv: list[str] | None = None) -> int:
               "configs": {}}
     for name in args.configs:
         source, motor_model = CONFIGS[name]
-        if source not in policies:
+        if source == "trained" and source not in policies:
             print(f"[{name}] training a policy for {args.train_budget_s:.0f} s", flush=True)
             policies[source] = train_policy(args.workdir / "trained_policy", args.train_budget_s)
-        n = args.trained_runs if name == "trained" else args.runs
+        n = args.trained_runs if name.startswith("trained") else args.runs
         runs = []
         for i in range(n):
-            r = one_run(args.workdir / name / f"run{i:02d}", policies[source], motor_model, args.domain)
+            run_dir = args.workdir / name / f"run{i:02d}"
+            if source == "trained_each":  # as every `make demo`: its own training, then its own rehearsal
+                print(f"[{name}] run {i + 1}/{n}: training a policy for {args.train_budget_s:.0f} s", flush=True)
+                policies[source] = train_policy(run_dir / "trained", args.train_budget_s)
+            r = one_run(run_dir, policies[source], motor_model, args.domain)
+            if source == "trained_each":
+                preflown = json.loads((run_dir / "trained" / "preflight.json").read_text())
+                r["preflight"] = {"flown": len(preflown), "cleared": any(p["cleared"] for p in preflown)}
             runs.append(r)
             faults = ", ".join(f"{f['cause']}{'' if f['real'] else ' (NOT REAL)'}" for f in r["faults"]) or "no fault"
             print(f"[{name}] run {i + 1}/{n}: {'completed' if r['completed'] else 'NOT completed'} "

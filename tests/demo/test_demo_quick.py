@@ -60,4 +60,8 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     assert states[-1] == "DAMP" and states.count("WALK") == 1, states
     report = (run_dir / "report.md").read_text()
     assert "Walking vx RMSE" in report and "plots/velocity.png" in report and "robot.mp4" in report
+    # what it rehearsed was pre-flown through this session first, and the report says how that went
+    preflown = json.loads((run_dir / "preflight.json").read_text())
+    assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
+    assert "the pre-flight:" in report and "pre-flight of the newest" in out
     assert not processes_mentioning(str(run_dir)), "the demo left child processes running"

@@ -9,6 +9,8 @@ from surrogait_train.config import load_config
 from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
+SNAPSHOTS = "snapshots"  # folder of a run's periodic ONNX exports
+
 # Minutes of training on a 2-core laptop: 512 robots in one batch, the critic in 2 epochs of 16
 # mini-batches (README, "train to walk": walks after ~120 s). The shipped config's 64 robots give
 # a policy that falls in ~30 % of eval episodes after 120 s; this recipe in ~3 %.
@@ -22,16 +24,38 @@ def train_and_export(
     config_path: Path | str | None = None,
     run_dir: Path | str | None = None,
     progress: bool = False,
+    snapshot_every: int = 0,
+    max_iterations: int | None = None,
 ) -> Path:
     """Train from scratch for `budget_s` wall seconds (shipped go2_trot config + overrides) and export ONNX.
 
     Returns the ONNX path; its contract is embedded, so `OnnxPolicy(path)` / the policy node can run it.
+    `max_iterations` stops it earlier (the trainer is deterministic for a number of iterations; the
+    learning-rate schedule still spans the config's max_iterations).
+    `snapshot_every` > 0 also exports the policy every that many iterations to
+    `run_dir/snapshots/it<iteration>.onnx`, and the last iteration's as well (`snapshots()` lists them),
+    for a choice made afterwards (the demo's pre-flight).
     """
     cfg = load_config(config_path, config_overrides or [])
     run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="surrogait_train_"))
     trainer = Trainer(cfg, run_dir)
+
+    def snapshot(trainer: Trainer, _stats) -> bool:
+        if trainer.iteration % snapshot_every == 0:
+            export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
+        return False
+
     try:
-        trainer.train(max_iterations=10**9, budget_s=budget_s, progress=progress)
+        trainer.train(max_iterations=max_iterations or 10**9, budget_s=budget_s, progress=progress,
+                      callback=snapshot if snapshot_every > 0 else None)
+        if snapshot_every > 0:  # the last iteration is a snapshot too
+            export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
         return export_onnx(trainer.actor, trainer.env.contract, out_path)
     finally:
         trainer.env.close()
+
+
+def snapshots(run_dir: Path | str) -> list[tuple[int, Path]]:
+    """(iteration, ONNX path) of a run's snapshots, newest first."""
+    found = [(int(p.stem[2:]), p) for p in (Path(run_dir) / SNAPSHOTS).glob("it*.onnx") if p.stem[2:].isdigit()]
+    return sorted(found, reverse=True)

@@ -242,6 +242,12 @@ class LocomotionEnv:
                 terms[name] = terms[name] + torch.as_tensor(value, dtype=torch.float32)
         return self.builder.build(terms)
 
+    def appended_obs_stats(self, first_term: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance over the robots, as they are now, of the observation's terms from `first_term` on."""
+        start = sum(t.size for t in self.contract.observation[:first_term])
+        obs = self.builder.build(self.raw_terms(self.state, torch.zeros(self.num_envs, self.action_size)))[:, start:]
+        return obs.mean(0), obs.var(0, unbiased=False)
+
     def set_variation(self, variation: RobotVariation) -> None:
         """Give every robot these physical parameters from now on (robustness tests; training samples its own)."""
         self.physics.own_models(self.num_envs)

@@ -17,9 +17,10 @@ import torch
 
 from surrogait_train.config import TrainConfig, dump_yaml, from_dict, to_dict
 from surrogait_train.diff_env import SurrogateRollout
-from surrogait_train.env import LocomotionEnv
+from surrogait_train.env import LocomotionEnv, make_contract
 from surrogait_train.shac import SHAC, IterationStats
 from surrogait_train.surrogate import Surrogate
+from surrogait_train.widen import appended_size, widen_learner_state
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -122,11 +123,19 @@ class Trainer:
     def init_from(self, path: Path | str) -> None:
         """Start this (new) run from another run's networks and normaliser: a second training stage.
 
-        Optimiser state, counters and RNGs stay fresh; the networks must have the same sizes.
+        Optimiser state, counters and RNGs stay fresh. The networks must have the same sizes, except that
+        this run's observation may append terms to the checkpoint's (a trot policy starting a multi-gait
+        one): their inputs start with zero weights (surrogait_train.widen).
         """
         ckpt = torch.load(path, weights_only=False)
+        learner_state = ckpt["learner"]
+        old_terms = make_contract(from_dict(ckpt["config"], str(path)).env).observation
+        added = appended_size(old_terms, self.env.contract.observation)
+        if added:
+            mean, var = self.env.appended_obs_stats(len(old_terms))
+            learner_state = widen_learner_state(learner_state, added, mean, var)
         for name in ("actor", "critic", "target_critic"):
-            getattr(self.learner, name).load_state_dict(ckpt["learner"][name])
+            getattr(self.learner, name).load_state_dict(learner_state[name])
         self.imitation_done = True
         self.init_checkpoint = str(path)
 

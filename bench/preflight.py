@@ -1,0 +1,82 @@
+"""Pre-flight of policies through the demo's session, beside how their own demo sessions ended.
+
+    python bench/preflight.py POLICY.onnx... [--robots 16] [--quick] [--name preflight]
+
+For each policy: `surrogait_train.preflight.preflight` over `make demo`'s session (walk 0.5 m/s,
+turn, walk 1.0 m/s, stop; `--quick`: the short one) and, where the policy sits in a demo run folder
+(`runs/demo-*/policy.onnx`), that demo's outcome (the "Session:" line of its report.md). It shows
+whether the pre-flight, which the demo now uses to choose what it rehearses, would have told the
+demos that were damped from those that completed.
+
+Writes bench/results/<name>.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from machine_info import describe_machine  # noqa: E402
+
+from surrogait_rehearsal.demo import demo_segments  # noqa: E402
+from surrogait_train.preflight import SessionStep, preflight  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def demo_outcome(policy: Path) -> str:
+    report = policy.parent / "report.md"
+    if not report.exists():
+        return "(not from a demo run)"
+    for line in report.read_text().splitlines():
+        if line.startswith("- Session:"):
+            return line.removeprefix("- Session:").strip()
+    return "(no Session line)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policies", nargs="+", type=Path)
+    parser.add_argument("--robots", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help="the demo's --quick session")
+    parser.add_argument("--name", default="preflight", help="results file name in bench/results")
+    args = parser.parse_args()
+    machine = describe_machine()
+    session = [SessionStep(s.duration_s, s.command) for s in demo_segments(args.quick)]
+    rows = []
+    for path in args.policies:
+        start = time.perf_counter()
+        result = preflight(path, session, robots=args.robots)
+        seconds = round(time.perf_counter() - start, 1)
+        rows.append({"policy": str(path), "demo_outcome": demo_outcome(path), "seconds": seconds,
+                     **json.loads(result.to_json())})
+        print(f"{path}: {result.summary()} | demo: {rows[-1]['demo_outcome']}", flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{args.name}.json").write_text(json.dumps({"machine": machine, "robots": args.robots,
+                                                           "quick": args.quick, "rows": rows}, indent=1))
+    lines = [
+        "# Pre-flight through the demo's session", "",
+        f"Machine: {machine}. Command: `python bench/preflight.py {' '.join(str(p) for p in args.policies)} "
+        f"--robots {args.robots}{' --quick' if args.quick else ''} --name {args.name}`.", "",
+        f"{args.robots} robots, MuJoCo at the drivers' 2 ms PD step; each rule's peak as a fraction of the safety "
+        "monitor's threshold; cleared: no fall and every peak ≤ 0.9.", "",
+        "| policy | pre-flight | falls | joint speed | commanded torque | motor saturation | tilt | vx RMSE (m/s) "
+        "| its demo |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r['policy']}` | {'cleared' if r['cleared'] else '**not cleared**'} | {r['falls']}/{r['robots']} | "
+            f"{r['joint_speed']:.2f} ({r['joint_speed_joint']}) | "
+            f"{r['commanded_torque']:.2f} ({r['commanded_torque_joint']}) | "
+            f"{r['motor_saturation']:.2f} | {r['tilt']:.2f} | {r['vx_rmse']:.3f} | {r['demo_outcome']} |")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

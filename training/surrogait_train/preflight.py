@@ -1,0 +1,178 @@
+"""Pre-flight: fly a policy through the session it is about to walk, against the safety monitor's own limits.
+
+A policy can pass `eval` (no falls, velocity tracked) and still be damped in deployment: the safety
+monitor latches on the first sample of a calf past its rated speed, a command asking a hip for 1.5
+times its torque, or the base tilted past 0.6 rad. Those peaks last a few milliseconds, between
+control steps. So the pre-flight runs the session (a list of timed velocity commands, e.g. the demo's)
+on a batch of robots through the policy node's own path (`PolicyRunner` + onnxruntime, targets
+clipped to the contract's soft range) at the motor drivers' 2 ms PD step, and measures every rule
+at every physics step, as a fraction of the monitor's threshold (`default_thresholds`, the same
+function the monitor uses). A policy is cleared when no robot falls and every peak stays under
+`PREFLIGHT_CEILING` of its threshold: the margin covers what the trainer's MuJoCo does not model
+(the rehearsal's timing, a real robot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_core.policy.policy_runner import PolicyRunner
+from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_train.config import EnvConfig
+from surrogait_train.state import robot_state_from_mujoco
+
+PREFLIGHT_CEILING = 0.9  # of each threshold
+PREFLIGHT_SEED = 40_000  # its own seed, apart from training's and eval's
+DRIVER_PD_DT_S = 0.002  # the Go2's and Go1's motor drivers close their PD loop at >= 500 Hz
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionStep:
+    """Hold this velocity command (vx m/s, vy m/s, yaw rate rad/s; body frame) for `duration_s`."""
+
+    duration_s: float
+    command: tuple[float, float, float]
+
+
+@dataclasses.dataclass
+class PreflightResult:
+    policy: str
+    robots: int
+    session_s: float
+    falls: int
+    # each rule's worst sample over every robot and physics step, as a fraction of the monitor's threshold
+    joint_speed: float
+    joint_speed_joint: str
+    commanded_torque: float
+    commanded_torque_joint: str
+    motor_saturation: float  # the longest run of a motor at its estimated-torque threshold / the time it may last
+    tilt: float
+    vx_rmse: float  # m/s, over the session after its first second, robots that did not fall
+    ceiling: float = PREFLIGHT_CEILING
+
+    @property
+    def worst(self) -> float:
+        return max(self.joint_speed, self.commanded_torque, self.motor_saturation, self.tilt)
+
+    @property
+    def cleared(self) -> bool:
+        return self.falls == 0 and self.worst <= self.ceiling
+
+    def summary(self) -> str:
+        verdict = "cleared" if self.cleared else "NOT cleared"
+        return (f"{verdict}: falls {self.falls}/{self.robots}, of the monitor's thresholds: joint speed "
+                f"{self.joint_speed:.2f} ({self.joint_speed_joint}), commanded torque {self.commanded_torque:.2f} "
+                f"({self.commanded_torque_joint}), motor saturation {self.motor_saturation:.2f}, tilt {self.tilt:.2f}; "
+                f"vx RMSE {self.vx_rmse:.3f} m/s")
+
+    def to_json(self) -> str:
+        return json.dumps({**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared}, indent=2)
+
+
+def preflight(
+    onnx_path: Path | str,
+    session: Sequence[SessionStep],
+    robots: int = 16,
+    seed: int = PREFLIGHT_SEED,
+    num_threads: int = 2,
+) -> PreflightResult:
+    """Walk `robots` robots through `session` from a standing start and measure the monitor's rules."""
+    from surrogait_train.env import LocomotionEnv
+
+    policy = OnnxPolicy(onnx_path)
+    contract = policy.contract
+    substeps = max(1, int(round(contract.control_dt_s / DRIVER_PD_DT_S)))
+    env = LocomotionEnv(EnvConfig(
+        robot=contract.robot, num_envs=robots, num_threads=num_threads, backend="cpu",
+        physics_dt_s=contract.control_dt_s / substeps, substeps=substeps, kp=list(contract.kp), kd=list(contract.kd),
+        gait=contract.gait.name, episode_length_s=sum(s.duration_s for s in session) + 1.0, init_joint_noise_rad=0.02,
+    ), seed=seed)  # fmt: skip
+    th = default_thresholds(env.spec, contract)
+    kp, kd = np.asarray(contract.kp, dtype=np.float64), np.asarray(contract.kd, dtype=np.float64)
+    speed_limit = th.joint_vel_fraction * th.joint_vel_limit
+    torque_cmd_limit = th.commanded_torque_factor * th.joint_torque_limit
+    saturated_at = th.tau_est_fraction * th.joint_torque_limit
+    runner = PolicyRunner(policy)
+    runner.reset(num_robots=robots)
+    env.reset(seed=seed, randomize_episode_start=False)
+    commands = np.concatenate([np.tile(s.command, (int(round(s.duration_s / contract.control_dt_s)), 1))
+                               for s in session])  # fmt: skip
+    settle = int(round(1.0 / contract.control_dt_s))
+    alive = np.ones(robots, dtype=bool)
+    speed = np.zeros(12)
+    torque_cmd = np.zeros(12)
+    saturated_s = np.zeros((robots, 12))
+    longest_saturated_s = 0.0
+    tilt = 0.0
+    vx_err2, vx_count = 0.0, 0
+    state = env.state
+    for t, cmd in enumerate(commands):
+        terms = runner.terms(
+            state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
+            state.joint_vel.numpy(), np.tile(cmd, (robots, 1)), np.full(robots, t * contract.control_dt_s),
+            state.base_lin_vel_b.numpy(),
+        )  # fmt: skip
+        targets = runner.act(terms).joint_targets.astype(np.float64)
+        state, _ = env.advance_physics(targets)
+        sub = env.physics.substep_states  # (N, S, nstate)
+        sub_state = robot_state_from_mujoco(sub.reshape(-1, sub.shape[-1]), env.physics.layout, env.spec.sdk_from_model)
+        q = sub_state.joint_pos.double().numpy().reshape(robots, substeps, 12)
+        dq = sub_state.joint_vel.double().numpy().reshape(robots, substeps, 12)
+        quat = sub[:, :, env.physics.layout.qpos][:, :, 3:7]
+        live = alive[:, None, None]
+        speed = np.maximum(speed, np.max(np.where(live, np.abs(dq) / speed_limit, 0.0), axis=(0, 1)))
+        # the monitor judges each LowCmd's kp·(q*−q) − kd·dq with the newest LowState; the q the drivers see
+        # at each PD step stands in for it
+        tau_cmd = kp * (targets[:, None, :] - q) - kd * dq
+        torque_cmd = np.maximum(torque_cmd, np.max(np.where(live, np.abs(tau_cmd) / torque_cmd_limit, 0.0),
+                                                   axis=(0, 1)))
+        tau = np.clip(tau_cmd, -th.joint_torque_limit, th.joint_torque_limit)  # what the motors deliver
+        for k in range(substeps):
+            saturated_s = np.where(np.abs(tau[:, k]) >= saturated_at, saturated_s + DRIVER_PD_DT_S, 0.0)
+            longest_saturated_s = max(longest_saturated_s, float(np.max(saturated_s[alive], initial=0.0)))
+        w, x, y, z = np.moveaxis(quat[alive], -1, 0)
+        roll = np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+        pitch = np.arcsin(np.clip(2 * (w * y - z * x), -1, 1))
+        tilt = max(tilt, float(np.max(np.maximum(np.abs(roll) / th.max_roll_rad, np.abs(pitch) / th.max_pitch_rad),
+                                      initial=0.0)))
+        fell = (state.base_height.numpy() < env.cfg.fall_height_m) | (
+            state.projected_gravity_b.numpy()[:, 2] > env.cfg.fall_tilt_gz)
+        alive &= ~fell
+        if t >= settle:
+            err = state.base_lin_vel_b.numpy()[alive, 0] - cmd[0]
+            vx_err2 += float(np.sum(err**2))
+            vx_count += int(alive.sum())
+    env.close()
+    names = contract.joint_names
+    return PreflightResult(
+        policy=str(onnx_path), robots=robots, session_s=len(commands) * contract.control_dt_s,
+        falls=int((~alive).sum()),
+        joint_speed=float(speed.max()), joint_speed_joint=names[int(speed.argmax())],
+        commanded_torque=float(torque_cmd.max()), commanded_torque_joint=names[int(torque_cmd.argmax())],
+        motor_saturation=longest_saturated_s / th.tau_est_persist_s, tilt=tilt,
+        vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))),
+    )  # fmt: skip
+
+
+def best_cleared(
+    candidates: Sequence[Path], session: Sequence[SessionStep], robots: int = 16, report=None
+) -> tuple[int, list[PreflightResult]]:
+    """Pre-flight every candidate; returns the index of the cleared one that tracks the velocity best
+    (lowest vx RMSE), or, when none is cleared, of the one that came closest (fewest falls, then the lowest
+    worst peak), and every result. `report(i, result)` follows each flight.
+    """
+    results: list[PreflightResult] = []
+    for i, path in enumerate(candidates):
+        results.append(preflight(path, session, robots=robots))
+        if report is not None:
+            report(i, results[-1])
+    cleared = [i for i, r in enumerate(results) if r.cleared]
+    if cleared:
+        return min(cleared, key=lambda i: results[i].vx_rmse), results
+    return min(range(len(results)), key=lambda i: (results[i].falls, results[i].worst)), results
