@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
+from preflight import preflight_table  # noqa: E402  (bench/preflight.py)
 
 from surrogait_rehearsal.demo import demo_segments  # noqa: E402
 from surrogait_train.api import QUICK_TRAINING_OVERRIDES, snapshots, train_and_export  # noqa: E402
@@ -66,15 +67,8 @@ def main() -> None:
         f"Machine: {machine}. Command: `{command}` (recipe: {' '.join(overrides)}; {train_s:.0f} s of training).", "",
         "Each snapshot flown through `make demo`'s session on 16 robots at the drivers' 2 ms PD step; each rule's "
         "peak as a fraction of the safety monitor's threshold; cleared: no fall and every peak ≤ 0.9.", "",
-        "| iteration | pre-flight | falls | joint speed | commanded torque | motor saturation | tilt | vx RMSE (m/s) |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['iteration']} | {'cleared' if r['cleared'] else '**not cleared**'} | {r['falls']}/{r['robots']} | "
-            f"{r['joint_speed']:.2f} ({r['joint_speed_joint']}) | "
-            f"{r['commanded_torque']:.2f} ({r['commanded_torque_joint']}) | "
-            f"{r['motor_saturation']:.2f} | {r['tilt']:.2f} | {r['vx_rmse']:.3f} |")
+    lines += preflight_table(rows, ("iteration", lambda r: str(r["iteration"])))
     (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

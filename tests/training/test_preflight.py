@@ -32,6 +32,8 @@ def test_the_shipped_policy_is_cleared_with_every_rule_under_the_ceiling():
     assert result.cleared, result.summary()
     assert result.falls == 0 and 0.0 < result.worst <= PREFLIGHT_CEILING
     assert 0.0 < result.joint_speed and 0.0 < result.commanded_torque and 0.0 < result.tilt
+    assert len(result.joint_speed_by_joint) == 12
+    assert max(result.joint_speed_by_joint.values()) == result.joint_speed_by_joint[result.joint_speed_joint]
     assert result.session_s == 3.0
 
 

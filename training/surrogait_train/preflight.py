@@ -24,6 +24,7 @@ import numpy as np
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_train.conditions import EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.state import robot_state_from_mujoco
 
@@ -49,6 +50,7 @@ class PreflightResult:
     # each rule's worst sample over every robot and physics step, as a fraction of the monitor's threshold
     joint_speed: float
     joint_speed_joint: str
+    joint_speed_by_joint: dict[str, float]  # every joint's peak speed as a fraction of its threshold
     commanded_torque: float
     commanded_torque_joint: str
     motor_saturation: float  # the longest run of a motor at its estimated-torque threshold / the time it may last
@@ -81,8 +83,12 @@ def preflight(
     robots: int = 16,
     seed: int = PREFLIGHT_SEED,
     num_threads: int = 2,
+    action_delay_s: float = 0.0,
 ) -> PreflightResult:
-    """Walk `robots` robots through `session` from a standing start and measure the monitor's rules."""
+    """Walk `robots` robots through `session` from a standing start and measure the monitor's rules.
+
+    `action_delay_s`: new joint targets reach the motors this late (2 ms steps), as the deployment's
+    sense-to-actuate latency makes them."""
     from surrogait_train.env import LocomotionEnv
 
     policy = OnnxPolicy(onnx_path)
@@ -93,6 +99,9 @@ def preflight(
         physics_dt_s=contract.control_dt_s / substeps, substeps=substeps, kp=list(contract.kp), kd=list(contract.kd),
         gait=contract.gait.name, episode_length_s=sum(s.duration_s for s in session) + 1.0, init_joint_noise_rad=0.02,
     ), seed=seed)  # fmt: skip
+    if action_delay_s > 0:
+        env.set_variation(EvalCondition("delay", action_delay_s=action_delay_s).variation(
+            robots, env.foot_friction(), env.cfg.physics_dt_s))
     th = default_thresholds(env.spec, contract)
     kp, kd = np.asarray(contract.kp, dtype=np.float64), np.asarray(contract.kd, dtype=np.float64)
     speed_limit = th.joint_vel_fraction * th.joint_vel_limit
@@ -154,6 +163,7 @@ def preflight(
         policy=str(onnx_path), robots=robots, session_s=len(commands) * contract.control_dt_s,
         falls=int((~alive).sum()),
         joint_speed=float(speed.max()), joint_speed_joint=names[int(speed.argmax())],
+        joint_speed_by_joint={name: round(float(v), 3) for name, v in zip(names, speed, strict=True)},
         commanded_torque=float(torque_cmd.max()), commanded_torque_joint=names[int(torque_cmd.argmax())],
         motor_saturation=longest_saturated_s / th.tau_est_persist_s, tilt=tilt,
         vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))),
