@@ -5,6 +5,7 @@ one did until training teaches it what the new inputs mean."""
 import pytest
 import torch
 
+from surrogait_train.cli import main
 from surrogait_train.config import load_config
 from surrogait_train.trainer import Trainer
 from surrogait_train.widen import ObservationMismatch, appended_size
@@ -48,3 +49,11 @@ def test_a_checkpoint_whose_observation_is_not_a_prefix_is_refused(tmp_path, tin
     with pytest.raises(ObservationMismatch, match="only terms appended at the end"):
         trot.init_from(gaits.run_dir / "checkpoint.pt")
     assert appended_size(trot.env.contract.observation, gaits.env.contract.observation) == 6
+
+
+def test_the_command_line_says_why_it_cannot_start_from_such_a_checkpoint(tmp_path, tiny_overrides, capsys):
+    gaits = Trainer(load_config(None, [*tiny_overrides, *GAITS]), tmp_path / "gaits")
+    gaits.save_checkpoint()
+    code = main(["train", "--run-dir", str(tmp_path / "trot"), "--init-from", str(gaits.run_dir / "checkpoint.pt"),
+                 *tiny_overrides, "max_iterations=1"])
+    assert code == 2 and "only terms appended at the end can be added" in capsys.readouterr().err
