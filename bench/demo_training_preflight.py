@@ -54,7 +54,7 @@ def main() -> None:
     rows = []
     for iteration, path in reversed(snapshots(run_dir / "training")):
         result = preflight(path, session)
-        rows.append({"iteration": iteration, **json.loads(result.to_json())})
+        rows.append({"iteration": iteration, **result.as_dict()})
         print(f"iteration {iteration}: {result.summary()}", flush=True)
     command = (f"python bench/demo_training_preflight.py --iterations {args.iterations} --every {args.every} "
                f"--robot {args.robot} --name {args.name} {' '.join(args.overrides)}").strip()

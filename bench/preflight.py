@@ -6,7 +6,7 @@
 For each policy: `surrogait_train.preflight.preflight` over `make demo`'s session (walk 0.5 m/s,
 turn, walk 1.0 m/s, stop; `--quick`: the short one; `--walk-test`: the rehearsal walk tests' 0.5 and
 1.0 m/s), with new targets reaching the motors `--action-delay-ms` late, and, where the policy sits in a demo run folder
-(`runs/demo-*/policy.onnx`), that demo's outcome (the "Session:" line of its report.md). It shows
+(`runs/demo-*/policy.onnx`), that demo's outcome (its metrics.json, the report's "Session:" line). It shows
 whether the pre-flight, which the demo now uses to choose what it rehearses, would have told the
 demos that were damped from those that completed.
 
@@ -31,13 +31,11 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def demo_outcome(policy: Path) -> str:
-    report = policy.parent / "report.md"
-    if not report.exists():
+    """The outcome of the demo session whose run folder holds `policy` (its metrics.json, as the report says it)."""
+    metrics = policy.parent / "metrics.json"
+    if not metrics.exists():
         return "(not from a demo run)"
-    for line in report.read_text().splitlines():
-        if line.startswith("- Session:"):
-            return line.removeprefix("- Session:").strip()
-    return "(no Session line)"
+    return json.loads(metrics.read_text())["info"]["outcome"]
 
 
 def preflight_table(rows: list[dict], first: tuple, last: tuple | None = None) -> list[str]:
@@ -74,7 +72,7 @@ def main() -> None:
         result = preflight(path, session, robots=args.robots, action_delay_s=args.action_delay_ms / 1e3)
         seconds = round(time.perf_counter() - start, 1)
         rows.append({"policy": str(path), "demo_outcome": demo_outcome(path), "seconds": seconds,
-                     **json.loads(result.to_json())})
+                     **result.as_dict()})
         print(f"{path}: {result.summary()} | demo: {rows[-1]['demo_outcome']}", flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps({"machine": machine, "robots": args.robots,

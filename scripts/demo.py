@@ -67,7 +67,7 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
         [path for _, path in candidates], session,
         report=lambda i, r: say(f"  iteration {candidates[i][0]}: {r.summary()}"),
     )  # fmt: skip
-    flown = [{"iteration": candidates[i][0], "chosen": i == chosen, **json.loads(r.to_json())}
+    flown = [{"iteration": candidates[i][0], "chosen": i == chosen, **r.as_dict()}
              for i, r in enumerate(results)]
     (run_dir / "preflight.json").write_text(json.dumps(flown, indent=1) + "\n")
     iteration, path = candidates[chosen]

@@ -73,8 +73,11 @@ class PreflightResult:
                 f"({self.commanded_torque_joint}), motor saturation {self.motor_saturation:.2f}, tilt {self.tilt:.2f}; "
                 f"vx RMSE {self.vx_rmse:.3f} m/s")
 
+    def as_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared}
+
     def to_json(self) -> str:
-        return json.dumps({**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared}, indent=2)
+        return json.dumps(self.as_dict(), indent=2)
 
 
 def preflight(
