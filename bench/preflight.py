@@ -42,13 +42,15 @@ def preflight_table(rows: list[dict], first: tuple, last: tuple | None = None) -
     """Markdown rows of pre-flight results; `first` / `last`: (header, row -> cell) columns around the rules."""
     extra = [last] if last else []
     head = [first[0], "pre-flight", "falls", "joint speed", "commanded torque", "motor saturation", "tilt",
-            "vx RMSE (m/s)", *(c[0] for c in extra)]
+            "vx RMSE (m/s)", "L/R RMS speed ratio", *(c[0] for c in extra)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [first[1](r), "cleared" if r["cleared"] else "**not cleared**", f"{r['falls']}/{r['robots']}",
                  f"{r['joint_speed']:.2f} ({r['joint_speed_joint']})",
                  f"{r['commanded_torque']:.2f} ({r['commanded_torque_joint']})", f"{r['motor_saturation']:.2f}",
-                 f"{r['tilt']:.2f}", f"{r['vx_rmse']:.3f}", *(c[1](r) for c in extra)]
+                 f"{r['tilt']:.2f}", f"{r['vx_rmse']:.3f}",
+                 f"{r['left_right_imbalance']:.2f} ({r['left_right_imbalance_joint'] or '-'})",
+                 *(c[1](r) for c in extra)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

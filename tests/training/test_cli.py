@@ -78,3 +78,17 @@ def test_resume_after_kill9_continues_from_saved_step(tmp_path, tiny_overrides):
     assert _iterations(run_dir) == list(range(1, saved + 4))
     again = _run(["train", "--run-dir", str(run_dir), "--no-progress", *tiny_overrides], tmp_path)
     assert again.returncode != 0 and "already holds a run" in again.stderr
+
+
+def test_train_exports_snapshots_to_choose_among_afterwards(tmp_path, tiny_overrides):
+    """`--snapshot-every N`: how a shipped policy is chosen (pretrained/README.md): every N-th iteration's
+    policy as ONNX, each a policy the node can run."""
+    from surrogait_core.policy.onnx_policy import OnnxPolicy
+    from surrogait_train.api import snapshots
+
+    run_dir = tmp_path / "run"
+    code = main(["train", "--run-dir", str(run_dir), "--no-progress", "--snapshot-every", "2", *tiny_overrides,
+                 "max_iterations=5"])  # fmt: skip
+    assert code == 0
+    assert [it for it, _ in snapshots(run_dir)] == [4, 2]
+    assert OnnxPolicy(snapshots(run_dir)[0][1]).contract.robot == "go2"

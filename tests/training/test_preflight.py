@@ -35,6 +35,8 @@ def test_the_shipped_policy_is_cleared_with_every_rule_under_the_ceiling():
     assert len(result.joint_speed_by_joint) == 12
     assert max(result.joint_speed_by_joint.values()) == result.joint_speed_by_joint[result.joint_speed_joint]
     assert result.session_s == 3.0
+    ratio, faster = result.left_right_imbalance
+    assert ratio >= 1.0 and faster in result.joint_speed_rms_by_joint
 
 
 def test_a_flailing_policy_is_caught_by_the_rules_it_breaks(tiny_config, tmp_path):

@@ -60,3 +60,22 @@ def test_truncate_metrics_keeps_header_and_rows_up_to_checkpoint(tmp_path):
     assert not (tmp_path / "metrics.csv.tmp").exists()
     truncate_metrics(tmp_path / "missing.csv", 3)  # nothing to cut
     assert not (tmp_path / "missing.csv").exists()
+
+
+def test_a_run_resumed_by_a_trainer_that_logs_more_keeps_the_files_columns(tmp_path, tiny_overrides):
+    """A run started before a column existed (mirror_error_rad, say) resumes into rows that still line up."""
+    run_dir = tmp_path / "run"
+    Trainer(load_config(None, [*tiny_overrides, "checkpoint_every=2"]), run_dir).train(max_iterations=2, progress=False)
+    with open(run_dir / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    old_columns = [c for c in rows[0] if c != "mirror_error_rad"]
+    with open(run_dir / "metrics.csv", "w", newline="") as f:  # the file as the older trainer wrote it
+        writer = csv.DictWriter(f, fieldnames=old_columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+    trainer_from_checkpoint(run_dir / "checkpoint.pt").train(max_iterations=4, progress=False)
+    with open(run_dir / "metrics.csv", newline="") as f:
+        lines = list(csv.reader(f))
+    assert lines[0] == old_columns and all(len(line) == len(old_columns) for line in lines)
+    assert [int(line[0]) for line in lines[1:]] == [1, 2, 3, 4]

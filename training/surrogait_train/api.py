@@ -40,19 +40,30 @@ def train_and_export(
     run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="surrogait_train_"))
     trainer = Trainer(cfg, run_dir)
 
-    def snapshot(trainer: Trainer, _stats) -> bool:
-        if trainer.iteration % snapshot_every == 0:
-            export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
-        return False
-
     try:
         trainer.train(max_iterations=max_iterations or 10**9, budget_s=budget_s, progress=progress,
-                      callback=snapshot if snapshot_every > 0 else None)
+                      callback=snapshot_callback(run_dir, snapshot_every) if snapshot_every > 0 else None)
         if snapshot_every > 0:  # the last iteration is a snapshot too
-            export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
+            export_snapshot(trainer, run_dir)
         return export_onnx(trainer.actor, trainer.env.contract, out_path)
     finally:
         trainer.env.close()
+
+
+def export_snapshot(trainer: Trainer, run_dir: Path) -> Path:
+    """Export the trainer's policy now to `run_dir/snapshots/it<iteration>.onnx`."""
+    return export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
+
+
+def snapshot_callback(run_dir: Path, every: int):
+    """A `Trainer.train` callback that exports a snapshot every `every` iterations."""
+
+    def snapshot(trainer: Trainer, _stats) -> bool:
+        if trainer.iteration % every == 0:
+            export_snapshot(trainer, run_dir)
+        return False
+
+    return snapshot
 
 
 def snapshots(run_dir: Path | str) -> list[tuple[int, Path]]:

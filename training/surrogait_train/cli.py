@@ -49,7 +49,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 raise SystemExit(f"error: --init-from: checkpoint {args.init_from} not found")
             trainer.init_from(args.init_from)
             print(f"initialised networks from {args.init_from}", flush=True)
-    trainer.train(progress=not args.no_progress)
+    callback = None
+    if args.snapshot_every > 0:
+        from surrogait_train.api import snapshot_callback
+
+        callback = snapshot_callback(run_dir, args.snapshot_every)
+    trainer.train(progress=not args.no_progress, callback=callback)
     print(f"trained to iteration {trainer.iteration}, {trainer.env_steps} env steps; checkpoint {ckpt}", flush=True)
     if args.export:
         from surrogait_train.export import export_onnx
@@ -155,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--init-from", default=None, help="start a new run (new config) from another run's checkpoint networks"
     )
     p.add_argument("--export", action="store_true", help="export RUN_DIR/policy.onnx at the end")
+    p.add_argument("--snapshot-every", type=int, default=0, metavar="N",
+                   help="also export RUN_DIR/snapshots/it<iteration>.onnx every N iterations, to choose among later")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("overrides", nargs="*", help="config overrides key=value, e.g. learner.actor_lr=5e-4")
     p.set_defaults(func=_cmd_train)

@@ -153,6 +153,9 @@ class LearnerConfig:
     obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (docs/architecture.md, "The paper")
     imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action
     imitation_lr: float = 3e-3
+    # weight of the left-right mirror loss: mean squared (action units) pi(mirror(o)) - mirror(pi(o)) over the
+    # window's observations (surrogait_train.symmetry); 0 = off
+    symmetry: float = 0.0
 
 
 @dataclasses.dataclass

@@ -27,6 +27,7 @@ from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_train.conditions import EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.state import robot_state_from_mujoco
+from surrogait_train.symmetry import left_right_imbalance
 
 PREFLIGHT_CEILING = 0.9  # of each threshold
 PREFLIGHT_SEED = 40_000  # its own seed, apart from training's and eval's
@@ -51,6 +52,7 @@ class PreflightResult:
     joint_speed: float
     joint_speed_joint: str
     joint_speed_by_joint: dict[str, float]  # every joint's peak speed as a fraction of its threshold
+    joint_speed_rms_by_joint: dict[str, float]  # rad/s, every joint's RMS speed after the first second
     commanded_torque: float
     commanded_torque_joint: str
     motor_saturation: float  # the longest run of a motor at its estimated-torque threshold / the time it may last
@@ -61,6 +63,12 @@ class PreflightResult:
     @property
     def worst(self) -> float:
         return max(self.joint_speed, self.commanded_torque, self.motor_saturation, self.tilt)
+
+    @property
+    def left_right_imbalance(self) -> tuple[float, str]:
+        """The largest ratio of RMS joint speeds between a joint and its mirror twin (1 = a symmetric gait), and
+        the faster joint (surrogait_train.symmetry)."""
+        return left_right_imbalance(self.joint_speed_rms_by_joint)
 
     @property
     def cleared(self) -> bool:
@@ -74,7 +82,9 @@ class PreflightResult:
                 f"vx RMSE {self.vx_rmse:.3f} m/s")
 
     def as_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared}
+        ratio, joint = self.left_right_imbalance
+        return {**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared,
+                "left_right_imbalance": ratio, "left_right_imbalance_joint": joint}
 
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), indent=2)
@@ -123,6 +133,7 @@ def preflight(
     longest_saturated_s = 0.0
     tilt = 0.0
     vx_err2, vx_count = 0.0, 0
+    speed2_sum, speed_count = np.zeros(12), 0
     state = env.state
     for t, cmd in enumerate(commands):
         terms = runner.terms(
@@ -157,6 +168,8 @@ def preflight(
             state.projected_gravity_b.numpy()[:, 2] > env.cfg.fall_tilt_gz)
         alive &= ~fell
         if t >= settle:
+            speed2_sum += np.sum(dq[alive] ** 2, axis=(0, 1))
+            speed_count += int(alive.sum()) * substeps
             err = state.base_lin_vel_b.numpy()[alive, 0] - cmd[0]
             vx_err2 += float(np.sum(err**2))
             vx_count += int(alive.sum())
@@ -167,6 +180,8 @@ def preflight(
         falls=int((~alive).sum()),
         joint_speed=float(speed.max()), joint_speed_joint=names[int(speed.argmax())],
         joint_speed_by_joint={name: round(float(v), 3) for name, v in zip(names, speed, strict=True)},
+        joint_speed_rms_by_joint={name: round(float(v), 3)
+                                  for name, v in zip(names, np.sqrt(speed2_sum / max(speed_count, 1)), strict=True)},
         commanded_torque=float(torque_cmd.max()), commanded_torque_joint=names[int(torque_cmd.argmax())],
         motor_saturation=longest_saturated_s / th.tau_est_persist_s, tilt=tilt,
         vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))),

@@ -8,6 +8,8 @@ One iteration:
    Gradients are cut at resets (fresh detached states) and at the window end (`detach_state`).
    Every segment of a robot's window ends at a reset or at the window end, so the sum is formed once
    after the rollout; the target critic carries gradients only on the rows where it bootstraps.
+   With `symmetry` > 0 the loss adds that weight times the mean squared left-right mirror difference of the
+   actor's actions over the window's observations (surrogait_train.symmetry).
 2. Backprop, clip the actor's gradient norm, Adam step. A gradient spike skips the step and shrinks
    the per-step gradient decay of the next windows (`LearnerConfig.spike_decay_factor`).
 3. Critic: TD(lambda) targets from the (detached) rewards and target-critic values; several
@@ -27,6 +29,7 @@ import torch
 from surrogait_train.config import LearnerConfig
 from surrogait_train.diff_env import SurrogateRollout
 from surrogait_train.networks import Actor, Critic
+from surrogait_train.symmetry import Mirror, mirror_difference, policy_mirrors
 
 
 @dataclasses.dataclass
@@ -41,6 +44,9 @@ class IterationStats:
     yaw_rate_error: float
     fall_rate: float  # falls per robot per second
     terms: dict[str, float]
+    # RMS over joints of pi(mirror(o)) - mirror(pi(o)) as joint targets, rad: 0 for a left-right symmetric
+    # policy; NaN where the robot cannot be mirrored
+    mirror_error_rad: float = math.nan
 
 
 @contextlib.contextmanager
@@ -67,6 +73,13 @@ class SHAC:
         self.obs: torch.Tensor | None = None
         self.grad_norm_mean: float | None = None  # running mean of actor gradient norms (see _is_gradient_spike)
         self.base_gradient_decay = rollout.decay  # the configured g; spikes lower rollout.decay below it
+        self.mirrors: tuple[Mirror, Mirror] | None = None
+        try:
+            self.mirrors = policy_mirrors(env.contract)
+        except ValueError:
+            if cfg.symmetry > 0:  # asked for, so the reason must reach the user
+                raise
+        self.action_scale = torch.tensor(env.contract.action.scale, dtype=torch.float32)
 
     def set_lr_fraction(self, fraction: float) -> None:
         for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
@@ -137,6 +150,16 @@ class SHAC:
         end_values = self.target_critic(self.actor.normalizer(value_obs_buf[ends]))
         actor_loss = -((reward_discount * rew).sum() + (cfg.gamma * reward_discount[ends] * end_values).sum())
         actor_loss = actor_loss / (n * h)
+        return_loss = actor_loss.item()
+        mirror_error_rad = math.nan
+        if self.mirrors is not None:
+            if cfg.symmetry > 0:
+                mirror_diff = mirror_difference(self.actor, torch.cat(obs_seen), *self.mirrors)
+                actor_loss = actor_loss + cfg.symmetry * mirror_diff.square().mean()
+            else:  # a diagnostic only: the window's first observations
+                with torch.no_grad():
+                    mirror_diff = mirror_difference(self.actor, obs_seen[0], *self.mirrors)
+            mirror_error_rad = float((mirror_diff.detach() * self.action_scale).square().mean().sqrt())
 
         rew_buf = rew.detach()
         with torch_threads(cfg.update_threads):
@@ -151,7 +174,7 @@ class SHAC:
             critic_loss = self._train_critic(torch.stack(obs_seen), rew_buf, done_buf, next_value_buf)
         self.obs = obs.detach()
         return IterationStats(
-            actor_loss=actor_loss.item(),
+            actor_loss=return_loss,
             critic_loss=critic_loss,
             grad_norm=grad_norm,
             update_skipped=skipped,
@@ -161,6 +184,7 @@ class SHAC:
             yaw_rate_error=float(torch.stack(yaw_err).mean()),
             fall_rate=float(fell_buf.sum()) / (n * h * env.control_dt),
             terms={k: sum(step[k] for step in terms_steps) / h for k in terms_steps[0]},
+            mirror_error_rad=mirror_error_rad,
         )
 
     def _is_gradient_spike(self, grad_norm: float) -> bool:

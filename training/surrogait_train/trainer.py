@@ -32,6 +32,11 @@ def seed_everything(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def csv_header(csv_path: Path) -> list[str]:
+    with open(csv_path, newline="") as f:
+        return next(csv.reader(f))
+
+
 def truncate_metrics(csv_path: Path, last_iteration: int) -> None:
     """Keep the header and the rows up to `last_iteration`, rewriting the file atomically (tmp + os.replace).
 
@@ -216,10 +221,14 @@ class Trainer:
                     "grad_norm": stats.grad_norm,
                     "update_skipped": int(stats.update_skipped),
                     "gradient_decay": round(stats.gradient_decay, 4),
+                    "mirror_error_rad": round(stats.mirror_error_rad, 5),
                     **{f"r_{k}": v for k, v in stats.terms.items()},
                 }
                 if csv_writer is None:
-                    csv_writer = csv.DictWriter(csv_file, fieldnames=list(row))
+                    # appended rows keep the file's own columns (a run resumed by a newer trainer may log more;
+                    # TensorBoard has those)
+                    fieldnames = list(row) if new_csv else csv_header(csv_path)
+                    csv_writer = csv.DictWriter(csv_file, fieldnames=fieldnames, extrasaction="ignore", restval="")
                     if new_csv:
                         csv_writer.writeheader()
                 csv_writer.writerow(row)
