@@ -103,6 +103,7 @@ def one_run(run_dir: Path, policy: Path, motor_model: str, domain: int) -> dict:
         outcome=metrics["info"]["outcome"],
         fell=metrics["falls"]["fell"],
         walking_vx_rmse=metrics["tracking"]["walking_vx_rmse"],
+        host_steal=metrics["info"].get("host_steal"),
         faults=[{"cause": f["cause"], "detail": f.get("detail", ""),
                  "real": fault_is_real(f, session, t_latch, children_died)} for f in faults],
     )
@@ -132,6 +133,15 @@ def train_policy(out_dir: Path, budget_s: float) -> Path:
     return trained[0]
 
 
+def steal_note(run: dict) -> str:
+    """What the hypervisor took from the machine in the run's worst 100 ms (the harness's host_steal)."""
+    steal = run.get("host_steal") or {}
+    if not steal.get("available"):
+        return ""
+    return (f"; the hypervisor took {steal['worst_ms']:.0f} ms of CPU in its worst {steal['window_ms']:.0f} ms "
+            f"({steal['total_ms']:.0f} ms in the session)")
+
+
 def markdown(result: dict) -> str:
     lines = [f"# Demo reliability ({result['machine']})", "",
              f"`{result['command']}`", "",
@@ -153,7 +163,8 @@ def markdown(result: dict) -> str:
                       f"{len(preflown)} trainings, flying {', '.join(str(p['flown']) for p in preflown)} snapshots."]
         failed = [r for r in c["runs"] if not r["completed"]]
         if failed:
-            lines += ["", f"Not completed ({name}):"] + [f"- {r['run_dir']}: {r['outcome']}" for r in failed]
+            lines += ["", f"Not completed ({name}):"] + [f"- {r['run_dir']}: {r['outcome']}{steal_note(r)}"
+                                                           for r in failed]
     return "\n".join(lines) + "\n"
 
 
@@ -193,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(r)
             faults = ", ".join(f"{f['cause']}{'' if f['real'] else ' (NOT REAL)'}" for f in r["faults"]) or "no fault"
             print(f"[{name}] run {i + 1}/{n}: {'completed' if r['completed'] else 'NOT completed'} "
-                  f"({r['outcome']}); {faults}; {r['wall_s']:.0f} s", flush=True)
+                  f"({r['outcome']}); {faults}{steal_note(r)}; {r['wall_s']:.0f} s", flush=True)
         summary = summarize(runs)
         met = summary["completed"] >= TARGETS[name] * n and summary["faults_not_real"] == 0
         result["configs"][name] = {"policy": str(policies[source]), "motor_model": motor_model, "summary": summary,

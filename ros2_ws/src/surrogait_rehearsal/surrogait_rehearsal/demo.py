@@ -25,6 +25,7 @@ fall, no dead process, no refused step — and non-zero otherwise, after the rep
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import platform
@@ -55,6 +56,7 @@ from surrogait_rehearsal.harness.processes import (
     shipped_policy_path,
     sim_node,
 )
+from surrogait_rehearsal.host_steal import StealSampler
 from surrogait_rehearsal.report import RunFiles, build_report
 
 
@@ -196,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     segments = terrain_segments(args.quick) if args.terrain != "flat" else demo_segments(args.quick)
     operator = None
     group = ProcessGroup(run_dir / "logs", args.domain, config_dir=run_dir / "config", niceness=REHEARSAL_NICENESS)
+    steal = StealSampler().start()  # a paused VM stalls every process at once: the report says if it happened
     try:
         operator = Operator(args.domain, log=say, name="surrogait_demo")
         overrides = {name: node_overrides(name, args, run_dir, policy) for name in session_nodes(args)}
@@ -229,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         group.stop_all()
         if operator is not None:
             operator.close()
+        host_steal = steal.stop()
     for child in group.children:
         if child.process.returncode not in (0, -signal.SIGINT, 130):
             say(f"  {child.name} exited with {child.process.returncode}; see {child.log_path}")
@@ -245,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     info = {"run": run_dir.name, "robot": args.robot, "simulator": args.simulator, "policy_path": str(policy),
             "policy_source": policy_source,
             "processes": [c.name for c in group.children],
-            "outcome": outcome, "quick": args.quick,
+            "outcome": outcome, "quick": args.quick, "host_steal": dataclasses.asdict(host_steal),
             "machine": f"{platform.node()}, {os.cpu_count()} CPU cores, Python {platform.python_version()}"}
     report, metrics = build_report(run_dir, files, info)
     tracking, falls = metrics["tracking"], metrics["falls"]

@@ -9,6 +9,7 @@ each segment (the robot needs a moment to reach a new command).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 from pathlib import Path
 
@@ -383,6 +384,13 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
               + f"this harness received its ground truth with gaps up to {_fmt(sim['ground_truth_max_gap_ms'], 0)} ms "
               f"(the harness's own lag included); LowCmds accepted {_fmt(sim.get('lowcmd_accepted'), 0)}, dropped "
               f"{_fmt(sim.get('lowcmd_dropped'), 0)}."]
+    steal = m["info"].get("host_steal") or {}
+    if steal.get("available"):
+        at = datetime.datetime.fromtimestamp(steal["worst_at_unix_s"], datetime.UTC).strftime("%H:%M:%S.%f")
+        lines += ["", f"The hypervisor took {_fmt(steal['total_ms'], 0)} ms of CPU time from this machine's cores "
+                  f"during the session, at most {_fmt(steal['worst_ms'], 0)} ms within "
+                  f"{_fmt(steal['window_ms'], 0)} ms (the window ending {at[:-3]} UTC). A paused virtual machine "
+                  "stalls every process at once, whatever its priority (surrogait_rehearsal.host_steal)."]
     est = m["estimator"]
     lines += ["", "## State estimator", ""]
     lines.append(f"Estimated vs true body velocity while walking: vx RMSE {_fmt(est['vx_rmse'])} m/s, "
