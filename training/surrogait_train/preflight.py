@@ -15,7 +15,6 @@ function the monitor uses). A policy is cleared when no robot falls and every pe
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,9 +84,6 @@ class PreflightResult:
         ratio, joint = self.left_right_imbalance
         return {**dataclasses.asdict(self), "worst": self.worst, "cleared": self.cleared,
                 "left_right_imbalance": ratio, "left_right_imbalance_joint": joint}
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2)
 
 
 def preflight(

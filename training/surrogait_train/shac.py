@@ -29,7 +29,7 @@ import torch
 from surrogait_train.config import LearnerConfig
 from surrogait_train.diff_env import SurrogateRollout
 from surrogait_train.networks import Actor, Critic
-from surrogait_train.symmetry import Mirror, mirror_difference, policy_mirrors
+from surrogait_train.symmetry import Mirror, action_mirror, mirror_difference, observation_mirror
 
 
 @dataclasses.dataclass
@@ -75,7 +75,7 @@ class SHAC:
         self.base_gradient_decay = rollout.decay  # the configured g; spikes lower rollout.decay below it
         self.mirrors: tuple[Mirror, Mirror] | None = None
         try:
-            self.mirrors = policy_mirrors(env.contract)
+            self.mirrors = observation_mirror(env.contract), action_mirror(env.contract)
         except ValueError:
             if cfg.symmetry > 0:  # asked for, so the reason must reach the user
                 raise

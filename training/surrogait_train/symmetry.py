@@ -26,12 +26,12 @@ import numpy as np
 import torch
 
 from surrogait_core.policy.contract import PolicyContract
+from surrogait_core.robot_spec import SDK_LEG_ORDER
 
 MIRROR_LEG = {"FR": "FL", "FL": "FR", "RR": "RL", "RL": "RR"}
 _VECTOR = ((0, 1.0), (1, -1.0), (2, 1.0))  # (source index, sign) per output component
 _PSEUDOVECTOR = ((0, -1.0), (1, 1.0), (2, -1.0))
 _COMMAND = ((0, 1.0), (1, -1.0), (2, -1.0))  # vx, vy, yaw rate
-LEGS_SDK = ("FR", "FL", "RR", "RL")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +62,7 @@ def joint_mirror(joint_names: tuple[str, ...]) -> Mirror:
 
 def _leg_swap(per_leg_blocks: int) -> list[tuple[int, float]]:
     """Blocks of 4 per-leg values in SDK leg order, legs swapped."""
-    swap = [LEGS_SDK.index(MIRROR_LEG[leg]) for leg in LEGS_SDK]
+    swap = [SDK_LEG_ORDER.index(MIRROR_LEG[leg]) for leg in SDK_LEG_ORDER]
     return [(4 * b + swap[i], 1.0) for b in range(per_leg_blocks) for i in range(4)]
 
 
@@ -114,11 +114,6 @@ def mirror_difference(
     """The actor's answer to the mirrored observations minus its mirrored answer, (..., actions) in action
     units; zero for a symmetric policy, differentiable in the actor's parameters."""
     return actor(obs_mirror(obs)) - act_mirror(actor(obs))
-
-
-def policy_mirrors(contract: PolicyContract) -> tuple[Mirror, Mirror]:
-    """(observation mirror, action mirror) of a contract; ValueError where it cannot be mirrored."""
-    return observation_mirror(contract), action_mirror(contract)
 
 
 def left_right_imbalance(value_by_joint: dict[str, float]) -> tuple[float, str]:
