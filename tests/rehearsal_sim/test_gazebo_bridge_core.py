@@ -253,6 +253,22 @@ def test_the_cycle_pacer_keeps_up_with_a_stream_at_its_rate_when_some_cycles_run
     assert pacer.measured_rate_hz() == pytest.approx(500.0, rel=0.01)
 
 
+def test_the_cycle_pacer_reports_the_last_gap_and_calls_ten_periods_a_stall():
+    clock = [0.0]
+
+    def sleep(s):
+        clock[0] += s
+
+    pacer = CyclePacer(0.002, clock=lambda: clock[0], sleep=sleep)
+    pacer.wait(lambda timeout_s: True)
+    clock[0] += 0.5  # the process was held up (a blocked call, a paused VM) for half a second
+    pacer.wait(lambda timeout_s: True)
+    assert pacer.last_gap_s == pytest.approx(0.5) and pacer.is_stall(pacer.last_gap_s)
+    pacer.wait(lambda timeout_s: True)
+    assert pacer.last_gap_s < 0.0025 and not pacer.is_stall(pacer.last_gap_s)
+    assert not pacer.is_stall(0.019) and pacer.is_stall(0.021)
+
+
 def test_state_is_fresh_only_with_recent_joint_states_and_imu():
     state = GazeboState(SPEC, 1.0, timeout_s=0.1)
     assert "no joint state" in state.stale_reason(0.0)

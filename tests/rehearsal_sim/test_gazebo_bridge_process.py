@@ -92,6 +92,19 @@ def test_a_silent_gazebo_stops_the_lowstate_stream_until_it_is_back(gazebo_side,
     assert "rt/lowstate stopped" in log and log.rindex("is fresh") > log.index("rt/lowstate stopped"), log[-2000:]
 
 
+def test_a_bridge_that_was_held_up_says_so_in_its_log(gazebo_side):
+    """A stalled motor loop is the first thing to rule in or out when a rehearsal goes wrong, and the log is what
+    a failed run leaves behind: the bridge logs a stall of ten periods or more, with its length."""
+    _, bridge = gazebo_side()
+    bridge.wait_for_log("is fresh", 30.0)
+    bridge.process.send_signal(signal.SIGSTOP)  # the whole process held up, as by a blocked call or a paused VM
+    time.sleep(0.3)
+    bridge.process.send_signal(signal.SIGCONT)
+    bridge.wait_for_log("the control loop stalled for", 10.0)
+    stall_ms = int(bridge.log.split("the control loop stalled for ")[1].split(" ms")[0])
+    assert 250 <= stall_ms <= 2000, bridge.log[-1500:]
+
+
 @pytest.mark.parametrize(("params", "message"), [
     ({"control_rate_hz": 50.0}, "control_rate_hz 50.0 must be in [250, 1000]"),
     ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),

@@ -197,6 +197,7 @@ class CyclePacer:
     """
 
     RATE_WINDOW = 512
+    STALL_PERIODS = 10  # a gap between cycle starts this many periods long is a stall, logged and diagnosed
 
     def __init__(self, period_s: float, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -206,6 +207,7 @@ class CyclePacer:
         self._slot = 0.0  # the grid slot of the last cycle
         self._starts: collections.deque[float] = collections.deque(maxlen=self.RATE_WINDOW)
         self.gap_max_s = 0.0  # the longest time between two cycle starts since `reset_gap`
+        self.last_gap_s = 0.0  # the time between the last two cycle starts
 
     def wait(self, wait_for_state: Callable[[float], bool]) -> float:
         """Until the next cycle is due; returns its start time."""
@@ -222,10 +224,14 @@ class CyclePacer:
         if self._prev is None:
             self._slot = start
         else:
-            self.gap_max_s = max(self.gap_max_s, start - self._prev)
+            self.last_gap_s = start - self._prev
+            self.gap_max_s = max(self.gap_max_s, self.last_gap_s)
         self._prev = start
         self._starts.append(start)
         return start
+
+    def is_stall(self, gap_s: float) -> bool:
+        return gap_s > self.STALL_PERIODS * self.period_s
 
     def reset_gap(self) -> float:
         gap, self.gap_max_s = self.gap_max_s, 0.0

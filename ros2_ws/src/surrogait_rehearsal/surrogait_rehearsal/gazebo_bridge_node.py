@@ -27,6 +27,8 @@ The loop (CyclePacer): a cycle starts when Gazebo's next joint state is ready, n
   4. if no joint state or IMU sample arrived for `state_timeout_s`: no LowState (the safety monitor and the
      policy node see the robot go silent and damp, as on the robot when its state stops) and, once, zero
      forces, so that Gazebo does not hold the last torque against a state nobody sees.
+A gap of ten periods or more between two cycles (the process held up) is logged with its length, and
+/diagnostics reports the longest gap of each second.
 Gazebo's ApplyJointForce holds the latest force and applies it at every physics step (gz-sim
 src/systems/apply_joint_force), so the PD runs at this loop's rate with a zero-order hold, like
 go2_sim's `motor_model: on_command`. Starting cycles on the state keeps the force one physics step
@@ -156,6 +158,7 @@ class GazeboBridgeNode(Node):
         self._gt.header.frame_id = "world"
         self._gt.child_frame_id = "base_link"
         self.applied_tau = np.zeros(self.spec.num_joints)
+        self.pacer = CyclePacer(1.0 / self.config.control_rate_hz)
 
     # ---- the control loop ------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> int:
@@ -185,7 +188,7 @@ class GazeboBridgeNode(Node):
 
     def _loop(self, stop: threading.Event) -> None:
         freeze_startup_objects()  # no long GC pauses in a loop the motors depend on
-        pacer = CyclePacer(1.0 / self.config.control_rate_hz)
+        pacer = self.pacer
         # LowStates by Gazebo's clock (the joint states' stamps), so their ticks are evenly spaced; the half
         # millisecond of slack keeps a 250 Hz stream from skipping a state that is stamped a hair early.
         lowstate_period_s = 1.0 / self.config.lowstate_rate_hz - 0.5e-3
@@ -197,6 +200,11 @@ class GazeboBridgeNode(Node):
         last_joint_arrival, gap_max = None, 0.0
         while not stop.is_set():
             now = pacer.wait(self.inputs.joint_states.wait)
+            if pacer.is_stall(pacer.last_gap_s):
+                # In the log as well as the diagnostics: a motor loop that stops is the first thing to rule in
+                # or out when the robot misbehaves, and the log is what a failed run leaves behind.
+                self.get_logger().warning(f"the control loop stalled for {pacer.last_gap_s * 1e3:.0f} ms "
+                                          f"(period {pacer.period_s * 1e3:g} ms)", throttle_duration_sec=1.0)
             polled = self.inputs.poll_joint_state(self.state, now)
             if polled.new_joint_state:
                 if last_joint_arrival is not None:
@@ -294,7 +302,7 @@ class GazeboBridgeNode(Node):
             problems.append(stale)
         if stats.dropped_total:
             problems.append(f"{stats.dropped_total} LowCmds dropped")
-        if cycle_gap > 10.0 / self.config.control_rate_hz:
+        if self.pacer.is_stall(cycle_gap):
             problems.append(f"the loop stalled for {cycle_gap * 1e3:.0f} ms")
         if not enabled:
             problems.append("rt/lowstate stopped (fault injection)")
