@@ -11,6 +11,7 @@ rt/lowstate while Gazebo is silent (the stand-in stopped with SIGSTOP, as a hung
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
 
@@ -89,7 +90,15 @@ def test_a_silent_gazebo_stops_the_lowstate_stream_until_it_is_back(gazebo_side,
     assert np.count_nonzero(walls > resumed_at) > 100, "the stream resumes with Gazebo"
     assert np.count_nonzero(walls < stopped_at) > 100
     log = bridge.log
-    assert "rt/lowstate stopped" in log and log.rindex("is fresh") > log.index("rt/lowstate stopped"), log[-2000:]
+    # The bridge says why the stream stopped. Nearly always its loop saw the silence. Rarely (2 of 300 stops,
+    # bench/results/bridge_stop_stalls_shm.md) the stand-in froze inside Fast DDS's shared-memory port lock: a
+    # send of the bridge's to it (a heartbeat of the forces writer) then waits until SIGCONT, under a lock that
+    # the loop's next publish needs, with the GIL held (gdb stacks in that bench's work folder). The loop then
+    # stands still for the whole silence, so no LowState goes out either, and it logs the stall on waking.
+    stall = re.search(r"the control loop stalled for (\d+) ms", log)
+    saw_silence = "rt/lowstate stopped" in log and log.rindex("is fresh") > log.index("rt/lowstate stopped")
+    held_up = stall is not None and int(stall.group(1)) >= 1000 * (resumed_at - stopped_at) - 300
+    assert saw_silence or held_up, log[-2000:]
 
 
 def test_a_bridge_that_was_held_up_says_so_in_its_log(gazebo_side):

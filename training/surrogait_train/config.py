@@ -115,7 +115,9 @@ class RewardConfig:
 
 @dataclasses.dataclass
 class SurrogateConfig:
-    variant: str = "noslip"  # "noslip" (stance-foot constraint), "srb" (stance forces), "joint" (legs only)
+    # "noslip" (stance-foot constraint), "gauss" (noslip, its prior weighted by the base's inertia), "srb" (stance
+    # forces), "joint" (legs only); surrogate.py has the equations
+    variant: str = "noslip"
     gradient_decay: float = 0.6  # per-step decay g of carried gradients (docs/architecture.md, "The paper")
     joint_inertia: float = 0.0  # effective joint inertia of the PD model, kg m^2; 0 = MuJoCo mass-matrix diagonal
     noslip_damping: float = 0.1  # regulariser of the no-slip least squares

@@ -19,6 +19,11 @@ base frame (kinematics.py), u_i = J_i dq foot velocity relative to the base:
   solves the damped least squares
       min_{v,w} sum_i c_i |v + w x p_i + u_i|^2 + lambda |(v, w) - (v_t + dt·9.81 g_b, w_t)|^2
   (the prior is the ballistic flight, so a robot with no contact falls freely).
+- "gauss": "noslip" with the prior's distance measured in the base's inertia (Gauss's principle of least
+  constraint), lambda [m |v - v_p|^2 + (w - w_p)^T I_b (w - w_p)] / m. On one side's legs (a pace) the body
+  then pivots about the support line at a rigid body's rate, g d / (r^2 + I/m) for a base at horizontal
+  distance d and distance r from the line; with the plain metric it turns ~9x slower, so its gradients
+  barely see a robot tip (tests/training/test_surrogate_one_sided_support.py).
 - "srb": single rigid body driven by stance-leg forces: F_i = -c_i J_i^{-T} tau_i (force of the
   ground on the robot balancing the leg torques), with total mass m and rotational inertia I_b
   about the base origin from MuJoCo's mass matrix at the standing pose (plus each robot's added mass):
@@ -44,7 +49,7 @@ from surrogait_train.config import SurrogateConfig
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState
 
-VARIANTS = ("noslip", "srb", "joint")
+VARIANTS = ("noslip", "gauss", "srb", "joint")
 GRAVITY = 9.81
 
 
@@ -109,6 +114,11 @@ class Surrogate(torch.nn.Module):
             joint_inertia = np.diag(standing_mass_matrix(model, spec.standing_qpos))[6:][spec.sdk_from_model]
         self.joint_inertia = torch.tensor(joint_inertia, dtype=torch.float32)
         self.inertia_inv = torch.tensor(np.linalg.inv(inertia), dtype=torch.float32)
+        # the no-slip prior's metric: identity, or the base's spatial inertia per kg ("gauss")
+        metric = np.eye(6)
+        if cfg.variant == "gauss":
+            metric[3:, 3:] = inertia / mass
+        self.prior_metric = torch.tensor(metric, dtype=torch.float32)
 
     def forward(
         self, prev: RobotState, joint_targets: torch.Tensor, touch: torch.Tensor, dynamics: RobotDynamics | None = None
@@ -119,7 +129,7 @@ class Surrogate(torch.nn.Module):
         contact = (touch / self.cfg.contact_threshold_n).clamp(0, 1).detach()
         if self.cfg.variant == "joint":
             v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
-        elif self.cfg.variant == "noslip":
+        elif self.cfg.variant in ("noslip", "gauss"):
             v, w = self._noslip_twist(prev, q, dq, contact)
         else:
             mass = self.mass if dynamics is None else (self.mass + dynamics.added_mass_kg).unsqueeze(-1)
@@ -153,9 +163,9 @@ class Surrogate(torch.nn.Module):
         c = contact.unsqueeze(-1).unsqueeze(-1)
         At = A.transpose(-1, -2)
         lam = self.cfg.noslip_damping
-        M = (c * (At @ A)).sum(1) + lam * torch.eye(6)
+        M = (c * (At @ A)).sum(1) + lam * self.prior_metric
         prior = torch.cat([prev.base_lin_vel_b + self.dt * GRAVITY * prev.projected_gravity_b, prev.base_ang_vel_b], -1)
-        rhs = -(c * (At @ u.unsqueeze(-1))).sum(1).squeeze(-1) + lam * prior
+        rhs = -(c * (At @ u.unsqueeze(-1))).sum(1).squeeze(-1) + lam * prior @ self.prior_metric.T
         twist = torch.linalg.solve(M, rhs)
         return twist[:, :3], twist[:, 3:]
 
