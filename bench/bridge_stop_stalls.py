@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import signal
 import subprocess
@@ -29,13 +28,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
+from surrogait_rehearsal.gazebo_bridge_core import logged_stalls_ms  # noqa: E402
 from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 CLIENT = ROOT / "tests" / "rehearsal_sim" / "sim_dds_client.py"
 LAPSE = "rt/lowstate stopped"
-STALL = re.compile(r"the control loop stalled for (\d+) ms")
 
 
 def dump_threads(pid: int, path: Path) -> None:
@@ -77,7 +76,7 @@ def measure(stops: int, stop_s: float, run_s: float, with_client: bool, domain: 
             time.sleep(run_s)
             print(f"\rstop {i + 1}/{stops}: {len(blocked)} blocked", end="", flush=True)
         print()
-        stalls_ms = [int(x) for x in STALL.findall(bridge.log)]
+        stalls_ms = logged_stalls_ms(bridge.log)
     finally:
         if client is not None:
             client.kill()

@@ -27,6 +27,7 @@ from surrogait_rehearsal.gazebo_bridge_core import (
     GazeboInputError,
     GazeboState,
     JointOrder,
+    logged_stalls_ms,
     normal_foot_forces,
     tick_ms,
 )
@@ -267,6 +268,12 @@ def test_the_cycle_pacer_reports_the_last_gap_and_calls_ten_periods_a_stall():
     pacer.wait(lambda timeout_s: True)
     assert pacer.last_gap_s < 0.0025 and not pacer.is_stall(pacer.last_gap_s)
     assert not pacer.is_stall(0.019) and pacer.is_stall(0.021)
+
+
+def test_a_stall_message_reads_back_as_its_length():
+    pacer = CyclePacer(0.002)
+    log = "[WARN] [gazebo_bridge]: " + pacer.stall_message(0.5034) + "\n[INFO] other\n" + pacer.stall_message(0.021)
+    assert logged_stalls_ms(log) == [503, 21]
 
 
 def test_state_is_fresh_only_with_recent_joint_states_and_imu():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -172,6 +173,14 @@ class GazeboState:
                             foot_force_n=self.foot_force_n())
 
 
+_STALL_LINE = re.compile(r"the control loop stalled for (\d+) ms")
+
+
+def logged_stalls_ms(log: str) -> list[int]:
+    """The stalls (ms) a bridge's log reports (CyclePacer.stall_message), in order."""
+    return [int(ms) for ms in _STALL_LINE.findall(log)]
+
+
 def tick_ms(stamp_s: float) -> int:
     """The LowState tick: Gazebo's simulation time of the joint state in ms (the estimator and the policy's
     gait clock run on the tick, so it must be the time the physics went through, not the bridge's clock)."""
@@ -232,6 +241,10 @@ class CyclePacer:
 
     def is_stall(self, gap_s: float) -> bool:
         return gap_s > self.STALL_PERIODS * self.period_s
+
+    def stall_message(self, gap_s: float) -> str:
+        """The bridge's log line for a stall (`logged_stalls_ms` reads it back)."""
+        return f"the control loop stalled for {gap_s * 1e3:.0f} ms (period {self.period_s * 1e3:g} ms)"
 
     def reset_gap(self) -> float:
         gap, self.gap_max_s = self.gap_max_s, 0.0

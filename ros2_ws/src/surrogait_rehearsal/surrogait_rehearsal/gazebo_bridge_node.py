@@ -203,8 +203,7 @@ class GazeboBridgeNode(Node):
             if pacer.is_stall(pacer.last_gap_s):
                 # In the log as well as the diagnostics: a motor loop that stops is the first thing to rule in
                 # or out when the robot misbehaves, and the log is what a failed run leaves behind.
-                self.get_logger().warning(f"the control loop stalled for {pacer.last_gap_s * 1e3:.0f} ms "
-                                          f"(period {pacer.period_s * 1e3:g} ms)", throttle_duration_sec=1.0)
+                self.get_logger().warning(pacer.stall_message(pacer.last_gap_s), throttle_duration_sec=1.0)
             polled = self.inputs.poll_joint_state(self.state, now)
             if polled.new_joint_state:
                 if last_joint_arrival is not None:
