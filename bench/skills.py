@@ -65,7 +65,8 @@ def markdown(report: dict) -> str:
              f"Machine: {report['machine']}. Date: {report['date']}. Command: `{report['command']}`.", "",
              f"{report['episodes']} episodes × {report['seconds']:g} s per cell, the eval's held-out seed. Cell: "
              "falls · vx RMSE (m/s) · yaw-rate RMSE (rad/s) on flat ground (WALKS: 0 falls, vx ≤ 0.15, yaw ≤ "
-             "0.2); on a course, walked straight ahead: crossed (share of robots past its end standing) · falls. "
+             "0.2); on a course, walked straight ahead: crossed (share of robots past its end standing) · falls (a "
+             "robot's run ends when it falls or passes the finish line, 0.3 m past the course's end). "
              "✓ / ✗: the issue's target met / missed; no mark: no target set.", "",
              "| gait | " + " | ".join(terrains) + " |", "|---|" + "---|" * len(terrains)]
     for gait in gaits:

@@ -77,3 +77,19 @@ def test_a_robot_rests_on_an_exchanged_course_rather_than_falling_through_it():
     for _ in range(500):
         mujoco.mj_step(model, data)
     assert data.qpos[2] > 0.5, f"the robot ended at z = {data.qpos[2]:.2f} m, through the plateau"
+
+
+def test_a_coarser_grid_keeps_the_rough_courses_surface_and_the_ground_lookup_true():
+    fine, coarse = make_terrain("rough", seed=4), make_terrain("rough", seed=4, cell_m=0.1)
+    assert coarse.cell_m == 0.1 and coarse.heights.shape[1] < fine.heights.shape[1] / 3
+    nodes = np.arange(COURSE_START_X, COURSE_END_X, 0.2)  # the rough course's own 0.2 m grid
+    np.testing.assert_allclose(coarse.height_at(nodes, np.full_like(nodes, 0.4)),
+                               fine.height_at(nodes, np.full_like(nodes, 0.4)), atol=1e-9)
+    model = compile_with_terrain(mujoco.MjSpec.from_file(str(SCENE)), coarse)
+    for x in (1.0, 2.3, 3.9):
+        assert ground_by_ray(model, x, 0.4) == pytest.approx(coarse.height_at(x, 0.4), abs=2e-3)
+
+
+def test_a_grid_coarser_than_the_rough_courses_own_is_refused():
+    with pytest.raises(ValueError, match="terrain cell must be in"):
+        make_terrain("rough", cell_m=0.5)

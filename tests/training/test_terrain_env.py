@@ -76,6 +76,34 @@ def test_eval_on_a_course_walks_straight_and_counts_who_crossed():
     assert flat.terrain == "flat" and flat.crossed_rate is None
 
 
+def test_a_robot_that_passed_the_finish_standing_has_crossed_whatever_it_does_afterwards():
+    from surrogait_train.evaluate import CourseJudge
+
+    judge = CourseJudge(3, finish_x=4.8)
+    judge.update(np.array([4.9, 3.0, 2.0]), np.array([False, False, True]))  # robot 0 crosses, robot 2 falls
+    # robot 0 steps off the height field's end later; robot 1 falls on the course
+    judge.update(np.array([9.0, 3.1, 2.0]), np.array([True, True, False]))
+    assert judge.crossed.tolist() == [True, False, False]
+    assert judge.fell.tolist() == [False, True, True]
+    assert not judge.running.any()
+
+
+def test_a_robot_that_falls_as_it_reaches_the_finish_has_not_crossed():
+    from surrogait_train.evaluate import CourseJudge
+
+    judge = CourseJudge(1, finish_x=4.8)
+    judge.update(np.array([4.85]), np.array([True]))
+    assert judge.fell.tolist() == [True] and judge.crossed.tolist() == [False]
+
+
+def test_on_flat_ground_only_falls_end_a_run():
+    from surrogait_train.evaluate import CourseJudge
+
+    judge = CourseJudge(2, finish_x=None)
+    judge.update(np.array([50.0, 1.0]), np.array([False, True]))
+    assert judge.running.tolist() == [True, False] and not judge.crossed.any()
+
+
 def test_each_foot_is_measured_from_the_ground_under_it():
     env = make_env("env.terrain=stairs")
     env.reset(randomize_episode_start=False)

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from surrogait_core.terrain import CELL_M
+
 
 class ConfigError(ValueError):
     """A config file or override is wrong; the message says what and how to fix it."""
@@ -43,6 +45,7 @@ class EnvConfig:
     zero_command_prob: float = 0.1  # share of commands that ask to stand still
     gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
     gait_period_s: float = 0.0  # 0 = the gait's own period; otherwise overrides it (the contract records it)
+    gait_swing_height_m: float = 0.0  # 0 = the gait's own swing apex (m above the ground); else overrides it (one gait)
     # A multi-gait policy: the gaits (keys of GAITS) it learns at once, each robot its own, their
     # parameters its inputs; [] = one gait, `gait`. Per gait, its range of commanded forward speed (m/s,
     # `gait_lin_vel_x`, in `gaits` order; [] = lin_vel_x for all), and the chance that a robot switches to
@@ -56,6 +59,9 @@ class EnvConfig:
     terrain: str = "flat"
     terrain_difficulty: float = 1.0
     terrain_seed: int = 0
+    # m: the height field's grid (surrogait_core.terrain.CELL_M); MuJoCo finds a contact per grid triangle under
+    # a foot, so a grid about as fine as the 2 cm feet gives each foot several (bench/heightfield_contacts.py)
+    terrain_cell_m: float = CELL_M
     init_joint_noise_rad: float = 0.05
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
@@ -106,11 +112,18 @@ class RewardConfig:
     action_rate: float = -0.01
     torque: float = -2e-4
     swing_height: float = -40.0  # squared error of foot height to the clock's swing profile
+    # squared shortfall of a swinging foot below that profile (0 above it, 0 in stance): what a blind policy can
+    # meet on uneven ground, where swing_height asks each foot to land on ground it cannot see
+    swing_clearance: float = 0.0
     stance_foot_vel: float = -0.5  # squared horizontal foot velocity on scheduled stance legs
     foot_placement: float = -5.0  # squared error of foot xy to the Raibert-style reference
     joint_ref: float = 0.0  # squared error of joint angles to the IK of the clock's foot reference
     joint_pos_limits: float = -10.0  # rad by which joints are outside the soft joint range, summed (legged_gym)
     alive: float = 0.5
+    # Once, on the step a robot falls (not scaled by dt). The critic's value after a fall is 0, so where the
+    # penalties outweigh the rewards (rough ground: -0.02 per step) falling ends a losing episode and the critic
+    # learns to steer the policy into falls; this keeps a fall worse than walking on.
+    fall: float = 0.0
 
 
 @dataclasses.dataclass

@@ -91,6 +91,8 @@ def make_contract(cfg: EnvConfig) -> PolicyContract:
     gait = gait_by_name(cfg.gait)
     if cfg.gait_period_s > 0:
         gait = dataclasses.replace(gait, period_s=cfg.gait_period_s)
+    if cfg.gait_swing_height_m > 0:
+        gait = dataclasses.replace(gait, swing_height_m=cfg.gait_swing_height_m)
     return make_locomotion_contract(
         spec,
         gaits=[gait_by_name(name) for name in cfg.gaits],
@@ -144,7 +146,7 @@ class LocomotionEnv:
             self.terrain = None
         else:
             self.terrain = make_terrain("flat" if self.mixed_terrain else cfg.terrain, cfg.terrain_seed,
-                                        1.0 if self.mixed_terrain else cfg.terrain_difficulty)
+                                        1.0 if self.mixed_terrain else cfg.terrain_difficulty, cfg.terrain_cell_m)
         self.model = build_pd_model(
             self.spec, np.asarray(self.contract.kp), np.asarray(self.contract.kd), cfg.physics_dt_s, self.terrain
         )
@@ -347,7 +349,9 @@ class LocomotionEnv:
     def _course(self, kind: int, level: int) -> Terrain:
         key = (int(kind), int(level))
         if key not in self._courses:
-            self._courses[key] = make_terrain(TERRAINS[key[0]], self.cfg.terrain_seed + key[1], TERRAIN_LEVELS[key[1]])
+            self._courses[key] = make_terrain(
+                TERRAINS[key[0]], self.cfg.terrain_seed + key[1], TERRAIN_LEVELS[key[1]], self.cfg.terrain_cell_m
+            )
         return self._courses[key]
 
     def _update_curriculum(self, rows: np.ndarray, fell: np.ndarray) -> None:
@@ -423,6 +427,9 @@ class LocomotionEnv:
             self.control_dt, self.foot_ground_offset(state),
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
+        if self.reward_cfg.fall != 0.0:
+            reward = reward + self.reward_cfg.fall * fell.float()
+            terms["fall"] = self.reward_cfg.fall * float(fell.float().mean())
         time_out = torch.as_tensor(self.episode_step >= self.max_episode_steps) & ~fell
         if self.terrain is not None:  # near the course's edges or end: a new episode, before it walks off
             x, y = self.base_position_w()[:, :2].T

@@ -32,7 +32,7 @@ import torch
 
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
-from surrogait_core.terrain import COURSE_END_X
+from surrogait_core.terrain import CELL_M, COURSE_END_X
 from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS
@@ -52,6 +52,30 @@ class UnknownGaitError(ValueError):
 
 TERRAIN_EVAL_VX = (0.6, 1.0)  # straight over a course: 10 s at 0.6 m/s passes its end (CROSSED_X) with room
 CROSSED_X = COURSE_END_X + 0.3  # m: the base this far past the feature's end, so every foot is off it
+
+
+class CourseJudge:
+    """Whose steps still count. A robot's run ends when it falls, or on a course when its base passes the
+    finish line (`finish_x`, m) standing: it crossed, and nothing it does afterwards counts. The height field
+    ends a few metres past the course, so a fast robot still walking when the episode ends would otherwise
+    step off the world's edge and be counted as a fall on the course."""
+
+    def __init__(self, num_robots: int, finish_x: float | None) -> None:
+        self.finish_x = finish_x
+        self.fell = np.zeros(num_robots, dtype=bool)
+        self.crossed = np.zeros(num_robots, dtype=bool)
+
+    @property
+    def running(self) -> np.ndarray:
+        """(N,) bool: robots still being judged (neither fallen nor finished)."""
+        return ~(self.fell | self.crossed)
+
+    def update(self, base_x_w: np.ndarray, fell: np.ndarray) -> None:
+        """One step's base positions (world x, m) and falls."""
+        running = self.running
+        self.fell |= running & fell
+        if self.finish_x is not None:
+            self.crossed |= running & ~fell & (base_x_w >= self.finish_x)
 
 
 def command_set(num: int, vx=DEFAULT_EVAL_VX, vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.ndarray:
@@ -110,11 +134,14 @@ def evaluate_policy(
     condition: EvalCondition = NOMINAL,
     gait: str | None = None,
     terrain: str = "flat",
+    terrain_difficulty: float = 1.0,
+    terrain_cell_m: float = CELL_M,
 ) -> EvalResult:
     """`gait`: one of a multi-gait policy's gaits (default: its contract's `gait`); its commands span
     GAIT_EVAL_VX's forward speeds for that gait. `terrain`: a course of surrogait_core.terrain, walked
     straight ahead (vy and yaw rate 0, vx from TERRAIN_EVAL_VX or the gait's); `crossed_rate` is the share
-    of robots whose base passed the course's end standing."""
+    of robots whose base passed the course's end standing. `terrain_difficulty` and `terrain_cell_m`: the
+    course's level and height-field grid (surrogait_core.terrain.make_terrain)."""
     from surrogait_train.env import LocomotionEnv
 
     policy = OnnxPolicy(onnx_path)
@@ -134,6 +161,8 @@ def evaluate_policy(
         init_joint_noise_rad=0.02,
         model_variant=condition.model_variant,
         terrain=terrain,
+        terrain_difficulty=terrain_difficulty,
+        terrain_cell_m=terrain_cell_m,
     )
     env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
     variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
@@ -155,11 +184,10 @@ def evaluate_policy(
         cmds = command_set(num_episodes, vx=GAIT_EVAL_VX.get(runner.gait.name, TERRAIN_EVAL_VX), vy=(0, 0), yaw=(0, 0))
     else:
         cmds = command_set(num_episodes, vx=GAIT_EVAL_VX.get(runner.gait.name, DEFAULT_EVAL_VX))
-    furthest_x = np.full(num_episodes, -np.inf)
+    judge = CourseJudge(num_episodes, None if terrain == "flat" else CROSSED_X)
     n = num_episodes
     steps = int(round(episode_s / contract.control_dt_s))
     settle = int(round(settle_s / contract.control_dt_s))
-    alive = np.ones(n, dtype=bool)
     errors = np.zeros((steps, n, 3))
     valid = np.zeros((steps, n), dtype=bool)
     energy = np.zeros(n)
@@ -167,7 +195,7 @@ def evaluate_policy(
     slip_sum = np.zeros(n)
     slip_count = np.zeros(n)
     soft_lower, soft_upper = runner.soft_joint_pos_lower, runner.soft_joint_pos_upper
-    excess = np.zeros(contract.action_size)  # per joint, over alive robots and all steps
+    excess = np.zeros(contract.action_size)  # per joint, over judged robots and all steps
     state = env.state
     for t in range(steps):
         cmds_t = condition.commands_at(cmds, t * contract.control_dt_s)
@@ -182,10 +210,10 @@ def evaluate_policy(
         state, touch = env.advance_physics(targets)
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
         fell = (st["base_height"] < env_cfg.fall_height_m) | (st["projected_gravity_b"][:, 2] > env_cfg.fall_tilt_gz)
-        alive &= ~fell
-        furthest_x = np.where(alive, np.maximum(furthest_x, env.base_position_w()[:, 0]), furthest_x)
+        judge.update(env.base_position_w()[:, 0], fell)
+        judged = judge.running  # neither fallen nor past the finish
         outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
-        excess = np.maximum(excess, np.max(outside[alive], axis=0, initial=0.0))
+        excess = np.maximum(excess, np.max(outside[judged], axis=0, initial=0.0))
         # power: |tau * dq| summed over joints, tau from the PD law and torque limits
         tau = np.clip(
             kp * (targets - st["joint_pos"]) - kd * st["joint_vel"],
@@ -194,9 +222,9 @@ def evaluate_policy(
         v_b, w_b = st["base_lin_vel_b"], st["base_ang_vel_b"]
         if t >= settle:
             err = np.stack([v_b[:, 0] - cmds_t[:, 0], v_b[:, 1] - cmds_t[:, 1], w_b[:, 2] - cmds_t[:, 2]], -1)
-            errors[t], valid[t] = err, alive
-            energy[alive] += (np.abs(tau * st["joint_vel"]).sum(-1) * contract.control_dt_s)[alive]
-            distance[alive] += (np.linalg.norm(v_b[:, :2], axis=-1) * contract.control_dt_s)[alive]
+            errors[t], valid[t] = err, judged
+            energy[judged] += (np.abs(tau * st["joint_vel"]).sum(-1) * contract.control_dt_s)[judged]
+            distance[judged] += (np.linalg.norm(v_b[:, :2], axis=-1) * contract.control_dt_s)[judged]
             with torch.no_grad():
                 feet_b, jac = env.kinematics(state.joint_pos)
                 rel = env.kinematics.foot_velocities(jac, state.joint_vel).numpy()
@@ -204,10 +232,10 @@ def evaluate_policy(
             up = -st["projected_gravity_b"][:, None]
             horiz = feet_vel - (feet_vel * up).sum(-1, keepdims=True) * up
             in_contact = touch.numpy() > 1.0
-            slip_sum += np.where(alive[:, None] & in_contact, np.linalg.norm(horiz, axis=-1), 0).sum(-1)
-            slip_count += (alive[:, None] & in_contact).sum(-1)
+            slip_sum += np.where(judged[:, None] & in_contact, np.linalg.norm(horiz, axis=-1), 0).sum(-1)
+            slip_count += (judged[:, None] & in_contact).sum(-1)
     env.close()
-    fell_any = ~alive
+    fell_any = judge.fell
     rmse = np.sqrt((errors[valid] ** 2).mean(0)) if valid.any() else np.full(3, np.inf)
     per_ep = np.sqrt((errors[..., 0] ** 2 * valid).sum(0) / np.maximum(valid.sum(0), 1))
     # gait-period averages (information only): windows of one period fully inside the valid steps
@@ -224,7 +252,7 @@ def evaluate_policy(
         condition=condition.name,
         gait=runner.gait.name,
         terrain=terrain,
-        crossed_rate=None if terrain == "flat" else float((alive & (furthest_x >= CROSSED_X)).mean()),
+        crossed_rate=None if terrain == "flat" else float(judge.crossed.mean()),
         episodes=n,
         episode_s=episode_s,
         fall_rate=fall_rate,

@@ -117,6 +117,7 @@ def compute_rewards(
         "action_rate": cfg.action_rate * ((action - last_action) ** 2).sum(-1),
         "torque": cfg.torque * (torque**2).sum(-1),
         "swing_height": cfg.swing_height * ((foot_height - ref_height) ** 2).sum(-1),
+        "swing_clearance": cfg.swing_clearance * (~stance * (ref_height - foot_height).clamp(min=0) ** 2).sum(-1),
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),
         "foot_placement": cfg.foot_placement * ((feet_b[..., :2] - ref_xy) ** 2).sum(-1).sum(-1),
         "joint_ref": cfg.joint_ref * joint_ref_err,

@@ -61,14 +61,16 @@ class Terrain:
                 + ty * ((1 - tx) * h[iy + 1, ix] + tx * h[iy + 1, ix + 1]))
 
 
-def make_terrain(kind: str, seed: int = 0, difficulty: float = 1.0) -> Terrain:
-    """The course of `kind` (one of TERRAINS) at `difficulty` in (0, 1]."""
+def make_terrain(kind: str, seed: int = 0, difficulty: float = 1.0, cell_m: float = CELL_M) -> Terrain:
+    """The course of `kind` (one of TERRAINS) at `difficulty` in (0, 1], on a grid of `cell_m` (m)."""
     if kind not in TERRAINS:
         raise ValueError(f"unknown terrain {kind!r}; expected one of {', '.join(TERRAINS)}")
     if not 0.0 < difficulty <= 1.0:
         raise ValueError(f"terrain difficulty must be in (0, 1], got {difficulty}")
-    xs = np.arange(X_RANGE[0], X_RANGE[1] + CELL_M / 2, CELL_M)
-    ys = np.arange(-COURSE_WIDTH_M / 2, COURSE_WIDTH_M / 2 + CELL_M / 2, CELL_M)
+    if not 0.0 < cell_m <= ROUGH_GRID_M:
+        raise ValueError(f"terrain cell must be in (0, {ROUGH_GRID_M}] m, got {cell_m}")
+    xs = np.arange(X_RANGE[0], X_RANGE[1] + cell_m / 2, cell_m)
+    ys = np.arange(-COURSE_WIDTH_M / 2, COURSE_WIDTH_M / 2 + cell_m / 2, cell_m)
     along = np.clip(xs - COURSE_START_X, 0.0, COURSE_LENGTH_M)  # m into the feature
     inside = (xs >= COURSE_START_X) & (xs <= COURSE_END_X)
     profile = np.zeros_like(xs)  # height along x, for the features that do not vary across
@@ -93,7 +95,7 @@ def make_terrain(kind: str, seed: int = 0, difficulty: float = 1.0) -> Terrain:
         along_rows = np.stack([np.interp(xs, coarse_x, row) for row in coarse])  # (coarse y, x)
         heights = np.stack([np.interp(ys, coarse_y, col) for col in along_rows.T], axis=1)
         heights = np.where(inside[None, :], heights, 0.0)
-    return Terrain(kind, heights, float(xs[0]), float(ys[0]))
+    return Terrain(kind, heights, float(xs[0]), float(ys[0]), cell_m)
 
 
 def add_terrain(spec: mujoco.MjSpec, terrain: Terrain, floor_geom: str = "floor") -> None:
