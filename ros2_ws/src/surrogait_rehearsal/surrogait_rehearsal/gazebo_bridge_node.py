@@ -76,6 +76,7 @@ from surrogait_rehearsal.gazebo_bridge_io import GazeboInputs, JointForceOutputs
 from surrogait_rehearsal.motor_driver import LowCmdGate
 from surrogait_rehearsal.process_priority import enter_process_fifo
 from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
+from surrogait_rehearsal.udp_participant import use_udp_alone_on_localhost
 
 NODE_NAME = "gazebo_bridge"
 READY_LINE = "Gazebo bridge:"
@@ -320,6 +321,7 @@ class GazeboBridgeNode(Node):
 
 def main() -> None:
     """Console-script entry point (`gazebo_bridge`)."""
+    print(f"[{NODE_NAME}] {use_udp_alone_on_localhost()}", flush=True)  # before rclpy creates the participant
     code = run_node(GazeboBridgeNode, NODE_NAME)
     # As go2_sim: leave without the interpreter's teardown, where the two DDS libraries' destructors
     # (Fast DDS for ROS, Cyclone for the SDK) occasionally abort a process that stopped cleanly.
