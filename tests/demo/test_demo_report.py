@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo import demo_segments
+from surrogait_rehearsal.demo import demo_segments, terrain_note
 from surrogait_rehearsal.harness.operator import Segment
 from surrogait_rehearsal.report import RunFiles, build_report, fall_metrics, simulator_metrics, tracking_metrics
 
@@ -89,3 +89,9 @@ def test_demo_script_is_the_issue_s_session():
     assert names == ["walk 0.5 m/s", "turn (0.5 m/s, 0.5 rad/s)", "walk 1.0 m/s", "stop"]
     assert all(isinstance(s, Segment) for s in demo_segments(quick=True))
     assert sum(s.duration_s for s in demo_segments(quick=True)) < sum(s.duration_s for s in demo_segments())
+
+
+def test_a_terrain_rehearsal_says_which_policies_its_height_field_suits():
+    assert terrain_note("flat") is None
+    note = terrain_note("stairs")
+    assert "stairs course" in note and "domain randomisation" in note and "--use-shipped-policy" in note

@@ -93,6 +93,17 @@ def walk_test_segments() -> list[Segment]:
     ]
 
 
+def terrain_note(terrain: str) -> str | None:
+    """What to know before rehearsing `terrain`: its courses are height fields, whose contacts a policy trained
+    without domain randomisation has not met (bench/results/heightfield_contacts.md)."""
+    if terrain == "flat":
+        return None
+    return (f"  note: the {terrain} course is a MuJoCo height field, where a foot gets about three contacts and a "
+            "policy trained without domain randomisation can fall even on its flat parts (35/64 against 0/64 on "
+            "the plane, bench/results/heightfield_contacts.md); the shipped policies are randomised "
+            "(--use-shipped-policy)")
+
+
 def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     """The ONNX file to rehearse, and where it came from."""
     if args.policy:
@@ -190,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     contract = OnnxPolicy(policy, robot=args.robot).contract  # refuses a bad file before anything starts
     say(f"  {policy} ({policy_source}); {contract.obs_size} obs -> {contract.action_size} actions, "
         f"{1 / contract.control_dt_s:.0f} Hz, gait {contract.gait.name}")
+    if (note := terrain_note(args.terrain)) is not None:
+        say(note)
 
     wire = (f"Go1 UDP on 127.0.0.1 ports {go1_ports(args.domain).robot}.." if args.robot == "go1"
             else f"DDS domain {args.domain} on lo")
