@@ -53,7 +53,7 @@ def contacts_per_foot(ground: str | float, placements: int, seed: int = 0) -> fl
 
     env = LocomotionEnv(EnvConfig(num_envs=1, **ground_config(ground)), seed=seed)
     model, spec = env.model, env.spec
-    feet = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, f"{leg}_foot") for leg in ("FL", "FR", "RL", "RR")}
+    feet = {model.geom(name).id for name in spec.foot_names}
     rng = np.random.default_rng(seed)
     counts = []
     for _ in range(placements):

@@ -235,7 +235,6 @@ def evaluate_policy(
             slip_sum += np.where(judged[:, None] & in_contact, np.linalg.norm(horiz, axis=-1), 0).sum(-1)
             slip_count += (judged[:, None] & in_contact).sum(-1)
     env.close()
-    fell_any = judge.fell
     rmse = np.sqrt((errors[valid] ** 2).mean(0)) if valid.any() else np.full(3, np.inf)
     per_ep = np.sqrt((errors[..., 0] ** 2 * valid).sum(0) / np.maximum(valid.sum(0), 1))
     # gait-period averages (information only): windows of one period fully inside the valid steps
@@ -245,7 +244,7 @@ def evaluate_policy(
     ok_w = valid[settle : settle + usable].reshape(-1, window, n).all(1)
     rmse_w = np.sqrt((err_w[ok_w] ** 2).mean(0)) if ok_w.any() else np.full(3, np.inf)
     cot = float(energy.sum() / max(env.spec.total_mass_kg * 9.81 * distance.sum(), 1e-9))
-    fall_rate = float(fell_any.mean())
+    fall_rate = float(judge.fell.mean())
     walks = bool(fall_rate == 0.0 and rmse[0] <= WALK_VX_RMSE and rmse[2] <= WALK_YAW_RMSE)
     return EvalResult(
         policy=str(onnx_path),
@@ -268,5 +267,5 @@ def evaluate_policy(
         walks=walks,
         commands=cmds.round(4).tolist(),
         per_episode_vx_rmse=per_ep.round(4).tolist(),
-        fell=fell_any.tolist(),
+        fell=judge.fell.tolist(),
     )
