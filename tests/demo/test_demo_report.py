@@ -1,6 +1,7 @@
 """The demo report's metrics and files, from a synthetic recorded session (no processes)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,3 +96,6 @@ def test_a_terrain_rehearsal_says_which_policies_its_height_field_suits():
     assert terrain_note("flat") is None
     note = terrain_note("stairs")
     assert "stairs course" in note and "domain randomisation" in note and "--use-shipped-policy" in note
+    assert "go2_trot_rough" not in note
+    rough = Path(terrain_note("rough").split("--policy ")[1].split()[0])
+    assert rough.name == "go2_trot_rough.onnx" and rough.is_file()

@@ -46,7 +46,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         trainer = Trainer(cfg, run_dir)
         if args.init_from:
             if not Path(args.init_from).is_file():
-                raise SystemExit(f"error: --init-from: checkpoint {args.init_from} not found")
+                raise SystemExit(f"error: --init-from: {args.init_from} not found")
             trainer.init_from(args.init_from)
             print(f"initialised networks from {args.init_from}", flush=True)
     callback = None
@@ -157,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default="runs/go2_trot", help="run folder for logs and checkpoints")
     p.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
     p.add_argument(
-        "--init-from", default=None, help="start a new run (new config) from another run's checkpoint networks"
+        "--init-from", default=None, metavar="CHECKPOINT_OR_POLICY",
+        help="start a new run (new config) from another run's checkpoint.pt, or from an exported policy .onnx "
+        "(its actor; the critic starts fresh: set learner.critic_warmup_iterations)",
     )
     p.add_argument("--export", action="store_true", help="export RUN_DIR/policy.onnx at the end")
     p.add_argument("--snapshot-every", type=int, default=0, metavar="N",

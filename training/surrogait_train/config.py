@@ -171,6 +171,9 @@ class LearnerConfig:
     # weight of the left-right mirror loss: mean squared (action units) pi(mirror(o)) - mirror(pi(o)) over the
     # window's observations (surrogait_train.symmetry); 0 = off
     symmetry: float = 0.0
+    # iterations at a run's start that train the critic alone: a run started from an exported policy
+    # (`--init-from POLICY.onnx`) has an untrained critic, whose values would otherwise steer the actor
+    critic_warmup_iterations: int = 0
 
 
 @dataclasses.dataclass

@@ -106,7 +106,9 @@ class SHAC:
         self.grad_norm_mean = sd.get("grad_norm_mean")
         self.rollout.decay = sd.get("gradient_decay", self.base_gradient_decay)
 
-    def iterate(self) -> IterationStats:
+    def iterate(self, update_actor: bool = True) -> IterationStats:
+        """One window: roll out, step the actor on the window's return (unless `update_actor` is False: a
+        critic warm-up), fit the critic."""
         cfg, env = self.cfg, self.rollout.env
         n, h = env.num_envs, cfg.horizon
         if self.obs is None:
@@ -163,14 +165,16 @@ class SHAC:
 
         rew_buf = rew.detach()
         with torch_threads(cfg.update_threads):
-            self.actor_opt.zero_grad(set_to_none=True)
-            actor_loss.backward()
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
-            skipped = self._is_gradient_spike(grad_norm)
             window_decay = self.rollout.decay
-            if not skipped:
-                self.actor_opt.step()
-            self._adapt_gradient_decay(skipped)
+            grad_norm, skipped = math.nan, True  # a warm-up window: no backward pass through the rollout at all
+            if update_actor:
+                self.actor_opt.zero_grad(set_to_none=True)
+                actor_loss.backward()
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
+                skipped = self._is_gradient_spike(grad_norm)
+                if not skipped:
+                    self.actor_opt.step()
+                self._adapt_gradient_decay(skipped)
             critic_loss = self._train_critic(torch.stack(obs_seen), rew_buf, done_buf, next_value_buf)
         self.obs = obs.detach()
         return IterationStats(

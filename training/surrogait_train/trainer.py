@@ -18,6 +18,7 @@ import torch
 from surrogait_train.config import TrainConfig, dump_yaml, from_dict, to_dict
 from surrogait_train.diff_env import SurrogateRollout
 from surrogait_train.env import LocomotionEnv, make_contract
+from surrogait_train.onnx_init import floor_note, load_policy_file
 from surrogait_train.shac import SHAC, IterationStats
 from surrogait_train.surrogate import Surrogate
 from surrogait_train.widen import appended_size, widen_learner_state
@@ -130,8 +131,12 @@ class Trainer:
 
         Optimiser state, counters and RNGs stay fresh. The networks must have the same sizes, except that
         this run's observation may append terms to the checkpoint's (a trot policy starting a multi-gait
-        one): their inputs start with zero weights (surrogait_train.widen).
+        one): their inputs start with zero weights (surrogait_train.widen). An exported policy (`.onnx`)
+        gives the actor alone (surrogait_train.onnx_init).
         """
+        if Path(path).suffix == ".onnx":
+            self._init_from_policy_file(path)
+            return
         ckpt = torch.load(path, weights_only=False)
         learner_state = ckpt["learner"]
         old_terms = make_contract(from_dict(ckpt["config"], str(path)).env).observation
@@ -143,6 +148,23 @@ class Trainer:
             getattr(self.learner, name).load_state_dict(learner_state[name])
         self.imitation_done = True
         self.init_checkpoint = str(path)
+
+    def _init_from_policy_file(self, path: Path | str) -> None:
+        actor_state, changed = load_policy_file(path, self.env.contract, self.cfg.learner.actor_hidden)
+        self.learner.actor.load_state_dict(actor_state)
+        note = floor_note(actor_state, self.cfg.learner.obs_norm_min_std)
+        if note:
+            print(f"note: {note}", flush=True)
+        self.imitation_done = True
+        self.init_checkpoint = str(path)
+        if changed:
+            print(f"fine-tuning {path} with this run's {', '.join(changed)} (not the file's)", flush=True)
+        if self.cfg.learner.critic_warmup_iterations == 0:
+            print(
+                f"warning: {path} carries no critic; an untrained one steers the first actor updates. "
+                "Set learner.critic_warmup_iterations (e.g. 20) to train it alone first",
+                flush=True,
+            )
 
     # ------------------------------------------------------------ loop
     def train(
@@ -201,7 +223,7 @@ class Trainer:
                 if cfg.learner.lr_decay:
                     # the schedule spans the config's max_iterations, also when a call trains on a time budget
                     self.learner.set_lr_fraction(max(0.1, 1.0 - self.iteration / max(cfg.max_iterations, 1)))
-                stats = self.learner.iterate()
+                stats = self.learner.iterate(update_actor=self.iteration >= cfg.learner.critic_warmup_iterations)
                 dt = time.perf_counter() - t0
                 self.iteration += 1
                 self.env_steps += steps_per_iter

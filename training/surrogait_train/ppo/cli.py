@@ -3,6 +3,9 @@
     python -m surrogait_train.ppo train --run-dir runs/ppo_s0 --iterations 200 seed=0 env.num_envs=256 \
         --ppo entropy_coef=0.005
     python -m surrogait_train.ppo export --run-dir runs/ppo_s0 --out runs/ppo_s0/policy.onnx
+    python -m surrogait_train.ppo train --run-dir runs/ppo_tune \
+        --config training/surrogait_train/pretrained/go2_trot.yaml \
+        --init-from training/surrogait_train/pretrained/go2_trot.onnx --ppo init_noise_std=0.2 -- env.terrain=rough
 
 The positional `key=value` overrides and `--config` are the differentiable trainer's config
 (environment, rewards, seed, actor network), so both learners train on the same task;
@@ -38,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
         "--iterations", type=int, default=300, help="PPO iterations (each num_envs*num_steps_per_env samples)"
     )
     train.add_argument("--ppo", nargs="*", default=[], metavar="KEY=VALUE", help="PPO hyper-parameter overrides")
+    train.add_argument(
+        "--init-from", type=Path, default=None, metavar="POLICY",
+        help="start the actor from an exported policy .onnx (fine-tuning; set --ppo init_noise_std=0.2 or so)",
+    )
     train.add_argument("overrides", nargs="*", help="trainer config overrides, e.g. env.num_envs=256 seed=1")
 
     export = sub.add_parser("export", help="export a PPO checkpoint as an ONNX policy with the contract embedded")
@@ -61,8 +68,16 @@ def _train(args: argparse.Namespace) -> int:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     (args.run_dir / TRAIN_CONFIG_FILE).write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
     (args.run_dir / PPO_CONFIG_FILE).write_text(yaml.safe_dump(dataclasses.asdict(ppo_cfg), sort_keys=False))
+    if args.init_from is not None and not args.init_from.is_file():
+        raise FileNotFoundError(f"--init-from: {args.init_from} not found")
     session = PPOSession(cfg, ppo_cfg, log_dir=args.run_dir)
     try:
+        if args.init_from is not None:
+            from surrogait_train.ppo.init_from_policy import init_ppo_from_policy_file
+
+            changed = init_ppo_from_policy_file(session, args.init_from)
+            note = f" (with this run's {', '.join(changed)})" if changed else ""
+            print(f"actor initialised from {args.init_from}{note}", flush=True)
         session.learn(args.iterations)
         out = session.export(args.run_dir / "policy.onnx")
     finally:

@@ -59,6 +59,8 @@ from surrogait_rehearsal.harness.processes import (
 from surrogait_rehearsal.host_steal import StealSampler
 from surrogait_rehearsal.report import RunFiles, build_report
 
+ROUGH_POLICY = "go2_trot_rough.onnx"  # beside the shipped go2_trot.onnx: fine-tuned on the rough course
+
 
 def say(text: str) -> None:
     print(text, flush=True)
@@ -98,10 +100,14 @@ def terrain_note(terrain: str) -> str | None:
     without domain randomisation has not met (bench/results/heightfield_contacts.md)."""
     if terrain == "flat":
         return None
-    return (f"  note: the {terrain} course is a MuJoCo height field, where a foot gets about three contacts and a "
+    note = (f"  note: the {terrain} course is a MuJoCo height field, where a foot gets about three contacts and a "
             "policy trained without domain randomisation can fall even on its flat parts (35/64 against 0/64 on "
             "the plane, bench/results/heightfield_contacts.md); the shipped policies are randomised "
             "(--use-shipped-policy)")
+    if terrain == "rough":  # the one course a shipped policy was fine-tuned for (pretrained/README.md)
+        note += (f"; for rough ground, --policy {shipped_policy_path('go2').with_name(ROUGH_POLICY)} "
+                 "crosses the trainer's rough course in 97 % of episodes, against 53 % (pretrained/README.md)")
+    return note
 
 
 def get_policy(args: argparse.Namespace) -> tuple[Path, str]:

@@ -1,0 +1,47 @@
+"""Start PPO from an exported policy file: rsl_rl's actor takes the file's normaliser and MLP.
+
+With it the PPO baseline fine-tunes the same start as the differentiable trainer's `--init-from POLICY.onnx`
+(the shipped trot on rough ground, say), so the two learners can be compared on one task from one policy.
+The exploration noise is PPO's own (`PPOConfig.init_noise_std`): fine-tuning wants it small (0.1-0.3 in
+action units), or the first samples walk nothing like the policy. The critic starts untrained; its
+normaliser takes the file's statistics so its inputs arrive at the scale they will keep.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file
+
+
+def load_normalizer(normalizer: torch.nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
+    """rsl_rl's EmpiricalNormalization divides by std + eps: store std - eps so (x - mean) / std is unchanged."""
+    stored = (std - normalizer.eps).view_as(normalizer._std)
+    with torch.no_grad():
+        normalizer._mean.copy_(mean.view_as(normalizer._mean))
+        normalizer._std.copy_(stored)
+        normalizer._var.copy_(stored.square())
+        normalizer.count.fill_(SETTLED_COUNT)
+
+
+def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
+    """Load `path`'s actor into `session` (a PPOSession); returns the contract fields the run changes on purpose.
+
+    The file's normaliser floors its std (LearnerConfig.obs_norm_min_std); rsl_rl's has no floor, so the floored
+    std is what is stored, and the first action for any observation is the file's (up to its +-10 input clip).
+    """
+    min_std = session.train_cfg.learner.obs_norm_min_std
+    actor_state, changed = load_policy_file(path, session.contract, list(session.ppo_cfg.actor_hidden))
+    mean = actor_state["normalizer.mean"]
+    std = actor_state["normalizer.var"].sqrt().clamp_min(min_std)
+    actor, critic = session.runner.alg.get_policy(), session.runner.alg.critic
+    for model in (actor, critic):
+        if getattr(model, "obs_normalizer", None) is not None and hasattr(model.obs_normalizer, "_std"):
+            load_normalizer(model.obs_normalizer, mean, std)
+    with torch.no_grad():
+        for name, value in actor_state.items():
+            if name.startswith("net."):
+                actor.mlp.get_parameter(name.removeprefix("net.")).copy_(value)
+    return changed
