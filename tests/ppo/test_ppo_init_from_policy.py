@@ -60,3 +60,13 @@ def test_the_ppo_command_line_fine_tunes_a_policy_file(tmp_path, capsys):
     missing = tmp_path / "missing.onnx"
     assert ppo_main([*args, "--init-from", str(missing), "--", *SMALL]) == 2
     assert "missing.onnx not found" in capsys.readouterr().err
+
+
+def test_a_ppo_made_policy_starts_ppo_again_exactly(session):
+    # go2_trot_rough.onnx was exported by this PPO baseline: its normaliser has no floor, and none is added
+    rough = PRETRAINED / "go2_trot_rough.onnx"
+    init_ppo_from_policy_file(session, rough)
+    obs = session.vec_env.get_observations()
+    with torch.no_grad():
+        ours = session.actor(obs).numpy()
+    np.testing.assert_allclose(ours, OnnxPolicy(rough).session.run(None, {"obs": obs["policy"].numpy()})[0], atol=1e-5)

@@ -87,6 +87,22 @@ def actor_state_from_onnx(path: Path | str, hidden: list[int]) -> dict[str, torc
     return state
 
 
+def std_floor(path: Path | str) -> float | None:
+    """The floor the file's normaliser puts under its std (this trainer's export: a Clip before the Div), or None
+    (a PPO export divides by its stored std as it is)."""
+    model = onnx.load(str(path))
+    constants = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+    producer = {out: node for node in model.graph.node for out in node.output}
+    div = next((n for n in model.graph.node if n.op_type == "Div"), None)
+    clip = producer.get(div.input[1]) if div is not None else None
+    if clip is None or clip.op_type != "Clip" or len(clip.input) < 2 or clip.input[1] not in constants:
+        return None
+    return float(constants[clip.input[1]])
+
+
 def load_policy_file(path: Path | str, run_contract: PolicyContract, hidden: list[int]) -> tuple[dict, list[str]]:
     """(actor state dict, names of contract fields the run changes on purpose); raises PolicyFileMismatch."""
     file_contract = read_contract(path)

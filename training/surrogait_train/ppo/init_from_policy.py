@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file
+from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file, std_floor
 
 
 def load_normalizer(normalizer: torch.nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
@@ -29,13 +29,16 @@ def load_normalizer(normalizer: torch.nn.Module, mean: torch.Tensor, std: torch.
 def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
     """Load `path`'s actor into `session` (a PPOSession); returns the contract fields the run changes on purpose.
 
-    The file's normaliser floors its std (LearnerConfig.obs_norm_min_std); rsl_rl's has no floor, so the floored
-    std is what is stored, and the first action for any observation is the file's (up to its +-10 input clip).
+    This trainer's export floors its std (LearnerConfig.obs_norm_min_std); rsl_rl's normaliser has no floor, so
+    the floored std is what is stored, and the first action for any observation is the file's (up to the
+    trainer's +-10 input clip). A PPO export's std is taken as it is.
     """
-    min_std = session.train_cfg.learner.obs_norm_min_std
     actor_state, changed = load_policy_file(path, session.contract, list(session.ppo_cfg.actor_hidden))
     mean = actor_state["normalizer.mean"]
-    std = actor_state["normalizer.var"].sqrt().clamp_min(min_std)
+    std = actor_state["normalizer.var"].sqrt()
+    floor = std_floor(path)
+    if floor is not None:
+        std = std.clamp_min(floor)
     actor, critic = session.runner.alg.get_policy(), session.runner.alg.critic
     for model in (actor, critic):
         if getattr(model, "obs_normalizer", None) is not None and hasattr(model.obs_normalizer, "_std"):
