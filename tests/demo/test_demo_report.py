@@ -99,3 +99,6 @@ def test_a_terrain_rehearsal_says_which_policies_its_height_field_suits():
     assert "go2_trot_rough" not in note
     rough = Path(terrain_note("rough").split("--policy ")[1].split()[0])
     assert rough.name == "go2_trot_rough.onnx" and rough.is_file()
+    go1_rough = terrain_note("rough", robot="go1")
+    assert "go2_trot_rough" not in go1_rough
+    assert "no policy fine-tuned for rough ground is shipped for the go1" in go1_rough

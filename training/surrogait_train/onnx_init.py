@@ -9,6 +9,7 @@ the file: it is set to SETTLED_COUNT, so the statistics move as slowly as a long
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,20 +31,34 @@ class PolicyFileMismatch(ValueError):
     """The policy file cannot start this run: its inputs or outputs mean something else, or its network differs."""
 
 
+@dataclass
+class PolicyFileActor:
+    """What a policy file gives a run: the actor, the floor its normaliser puts under its std, the fields changed."""
+
+    actor_state: dict[str, torch.Tensor]  # an `Actor.state_dict()`
+    std_floor: float | None  # this trainer's export clips its std from below; a PPO export divides by it as stored
+    changed_fields: list[str]  # contract fields the run changes on purpose (gains, gait timing, commands)
+
+
 def contract_differences(file_contract: PolicyContract, run_contract: PolicyContract) -> tuple[list[str], list[str]]:
     """(fields that change what the actor's inputs/outputs mean, fields a fine-tune may change) that differ."""
     differ = [f for f in (*MEANING_FIELDS, *TUNABLE_FIELDS) if getattr(file_contract, f) != getattr(run_contract, f)]
     return [f for f in differ if f in MEANING_FIELDS], [f for f in differ if f in TUNABLE_FIELDS]
 
 
-def actor_state_from_onnx(path: Path | str, hidden: list[int]) -> dict[str, torch.Tensor]:
-    """An `Actor.state_dict()` from a file `export_onnx` wrote: obs -> (obs - mean) / max(std, floor) -> MLP.
+def actor_from_onnx(path: Path | str, hidden: list[int]) -> tuple[dict[str, torch.Tensor], float | None]:
+    """(an `Actor.state_dict()`, the std floor or None) from an exported file: obs -> (obs - mean) / std -> MLP.
 
     The graph is walked from its input rather than trusted by initialiser names alone: the Sub that takes
-    `obs` holds the mean, the Div after it the std (through the Clip that floors it), the Gemms the layers.
+    `obs` holds the mean, the Div after it the std (through the Clip that floors it in this trainer's
+    export), the Gemms the layers.
     """
     model = onnx.load(str(path))
     weights = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
+    constants = dict(weights)
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
     producer = {out: node for node in model.graph.node for out in node.output}
     nodes = list(model.graph.node)
     obs_name = model.graph.input[0].name
@@ -58,10 +73,13 @@ def actor_state_from_onnx(path: Path | str, hidden: list[int]) -> dict[str, torc
     div = next((n for n in nodes if sub is not None and n.op_type == "Div" and n.input[0] == sub.output[0]), None)
     if sub is None or div is None or sub.input[1] not in weights:
         raise fail("no observation normaliser ((obs - mean) / std) at its input")
-    std_node = producer.get(div.input[1])
-    std_name = std_node.input[0] if std_node is not None and std_node.op_type == "Clip" else div.input[1]
+    clip = producer.get(div.input[1])
+    clip = clip if clip is not None and clip.op_type == "Clip" else None
+    std_name = clip.input[0] if clip is not None else div.input[1]
     if std_name not in weights:
         raise fail("its normaliser's std is not a stored tensor")
+    floored = clip is not None and len(clip.input) >= 2 and clip.input[1] in constants
+    floor = float(constants[clip.input[1]]) if floored else None
     # a PPO export (rsl_rl's normaliser) stores them as (1, obs) rows and folds its eps into the std
     mean = weights[sub.input[1]].astype(np.float32).reshape(-1)
     var = np.square(weights[std_name].astype(np.float32).reshape(-1))
@@ -84,27 +102,11 @@ def actor_state_from_onnx(path: Path | str, hidden: list[int]) -> dict[str, torc
     for i, node in enumerate(layers):  # Linear layers sit at even indices of the Sequential, ELUs between
         state[f"net.{2 * i}.weight"] = torch.from_numpy(weights[node.input[1]].astype(np.float32).copy())
         state[f"net.{2 * i}.bias"] = torch.from_numpy(weights[node.input[2]].astype(np.float32).copy())
-    return state
+    return state, floor
 
 
-def std_floor(path: Path | str) -> float | None:
-    """The floor the file's normaliser puts under its std (this trainer's export: a Clip before the Div), or None
-    (a PPO export divides by its stored std as it is)."""
-    model = onnx.load(str(path))
-    constants = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
-    producer = {out: node for node in model.graph.node for out in node.output}
-    div = next((n for n in model.graph.node if n.op_type == "Div"), None)
-    clip = producer.get(div.input[1]) if div is not None else None
-    if clip is None or clip.op_type != "Clip" or len(clip.input) < 2 or clip.input[1] not in constants:
-        return None
-    return float(constants[clip.input[1]])
-
-
-def load_policy_file(path: Path | str, run_contract: PolicyContract, hidden: list[int]) -> tuple[dict, list[str]]:
-    """(actor state dict, names of contract fields the run changes on purpose); raises PolicyFileMismatch."""
+def load_policy_file(path: Path | str, run_contract: PolicyContract, hidden: list[int]) -> PolicyFileActor:
+    """The file's actor, checked against the run's contract; raises PolicyFileMismatch."""
     file_contract = read_contract(path)
     meaning, tunable = contract_differences(file_contract, run_contract)
     if meaning:
@@ -115,7 +117,8 @@ def load_policy_file(path: Path | str, run_contract: PolicyContract, hidden: lis
             f"{path}: its actor's inputs or outputs mean something else in this run ({detail}). Start from a policy "
             "trained for this robot and observation, or set the run's config (env.robot, env.gait(s)) to match it"
         )
-    return actor_state_from_onnx(path, hidden), tunable
+    actor_state, floor = actor_from_onnx(path, hidden)
+    return PolicyFileActor(actor_state, floor, tunable)
 
 
 def floor_note(actor_state: dict[str, torch.Tensor], min_std: float) -> str | None:

@@ -117,51 +117,53 @@ class SHAC:
         obs = self.obs.detach()
         self.actor.normalizer.update(obs)
 
-        obs_seen, rewards, dones, falls, value_obs = [], [], [], [], []
-        lin_err, yaw_err, terms_steps = [], [], []
-        for _ in range(h):
-            obs_seen.append(obs.detach())
-            action = self.actor(obs)
-            if cfg.action_noise_std > 0:
-                action = action + torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
-            obs, reward, done, info = self.rollout.step(action)
-            rewards.append(reward)
-            dones.append(done)
-            falls.append(info["fell"])
-            # the critic bootstraps from the observation before an automatic reset
-            value_obs.append(torch.where(done.unsqueeze(-1), info["terminal_obs"], obs))
-            lin_err.append(info["lin_vel_error"])
-            yaw_err.append(info["yaw_rate_error"])
-            terms_steps.append(info["terms"])
-        rew, done_buf, fell_buf = torch.stack(rewards), torch.stack(dones), torch.stack(falls)  # (h, N)
-        value_obs_buf = torch.stack(value_obs)  # (h, N, obs) with the rollout's graph
+        # a critic warm-up window builds no graph through the rollout: its actor loss is never differentiated
+        with torch.set_grad_enabled(update_actor):
+            obs_seen, rewards, dones, falls, value_obs = [], [], [], [], []
+            lin_err, yaw_err, terms_steps = [], [], []
+            for _ in range(h):
+                obs_seen.append(obs.detach())
+                action = self.actor(obs)
+                if cfg.action_noise_std > 0:
+                    action = action + torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
+                obs, reward, done, info = self.rollout.step(action)
+                rewards.append(reward)
+                dones.append(done)
+                falls.append(info["fell"])
+                # the critic bootstraps from the observation before an automatic reset
+                value_obs.append(torch.where(done.unsqueeze(-1), info["terminal_obs"], obs))
+                lin_err.append(info["lin_vel_error"])
+                yaw_err.append(info["yaw_rate_error"])
+                terms_steps.append(info["terms"])
+            rew, done_buf, fell_buf = torch.stack(rewards), torch.stack(dones), torch.stack(falls)  # (h, N)
+            value_obs_buf = torch.stack(value_obs)  # (h, N, obs) with the rollout's graph
 
-        # normaliser stays frozen within a window (it is updated on window starts only)
-        with torch.no_grad():
-            next_value_buf = self.target_critic(self.actor.normalizer(value_obs_buf))  # (h, N)
-            next_value_buf = torch.where(fell_buf, 0.0, next_value_buf)  # no value after a fall
-            since_start = torch.zeros(h, n)  # steps since the robot's episode segment began in this window
-            for t in range(1, h):
-                since_start[t] = torch.where(done_buf[t - 1], 0.0, since_start[t - 1] + 1)
-            reward_discount = cfg.gamma**since_start
-        # every segment ends at a done or the window end, where it is bootstrapped with the target critic;
-        # the critic is evaluated with gradients only on those rows
-        ends = done_buf.clone()
-        ends[-1] = True
-        ends &= ~fell_buf
-        end_values = self.target_critic(self.actor.normalizer(value_obs_buf[ends]))
-        actor_loss = -((reward_discount * rew).sum() + (cfg.gamma * reward_discount[ends] * end_values).sum())
-        actor_loss = actor_loss / (n * h)
-        return_loss = actor_loss.item()
-        mirror_error_rad = math.nan
-        if self.mirrors is not None:
-            if cfg.symmetry > 0:
-                mirror_diff = mirror_difference(self.actor, torch.cat(obs_seen), *self.mirrors)
-                actor_loss = actor_loss + cfg.symmetry * mirror_diff.square().mean()
-            else:  # a diagnostic only: the window's first observations
-                with torch.no_grad():
-                    mirror_diff = mirror_difference(self.actor, obs_seen[0], *self.mirrors)
-            mirror_error_rad = float((mirror_diff.detach() * self.action_scale).square().mean().sqrt())
+            # normaliser stays frozen within a window (it is updated on window starts only)
+            with torch.no_grad():
+                next_value_buf = self.target_critic(self.actor.normalizer(value_obs_buf))  # (h, N)
+                next_value_buf = torch.where(fell_buf, 0.0, next_value_buf)  # no value after a fall
+                since_start = torch.zeros(h, n)  # steps since the robot's episode segment began in this window
+                for t in range(1, h):
+                    since_start[t] = torch.where(done_buf[t - 1], 0.0, since_start[t - 1] + 1)
+                reward_discount = cfg.gamma**since_start
+            # every segment ends at a done or the window end, where it is bootstrapped with the target critic;
+            # the critic is evaluated with gradients only on those rows
+            ends = done_buf.clone()
+            ends[-1] = True
+            ends &= ~fell_buf
+            end_values = self.target_critic(self.actor.normalizer(value_obs_buf[ends]))
+            actor_loss = -((reward_discount * rew).sum() + (cfg.gamma * reward_discount[ends] * end_values).sum())
+            actor_loss = actor_loss / (n * h)
+            return_loss = actor_loss.item()
+            mirror_error_rad = math.nan
+            if self.mirrors is not None:
+                if cfg.symmetry > 0 and update_actor:
+                    mirror_diff = mirror_difference(self.actor, torch.cat(obs_seen), *self.mirrors)
+                    actor_loss = actor_loss + cfg.symmetry * mirror_diff.square().mean()
+                else:  # a diagnostic only: the window's first observations
+                    with torch.no_grad():
+                        mirror_diff = mirror_difference(self.actor, obs_seen[0], *self.mirrors)
+                mirror_error_rad = float((mirror_diff.detach() * self.action_scale).square().mean().sqrt())
 
         rew_buf = rew.detach()
         with torch_threads(cfg.update_threads):

@@ -150,9 +150,10 @@ class Trainer:
         self.init_checkpoint = str(path)
 
     def _init_from_policy_file(self, path: Path | str) -> None:
-        actor_state, changed = load_policy_file(path, self.env.contract, self.cfg.learner.actor_hidden)
-        self.learner.actor.load_state_dict(actor_state)
-        note = floor_note(actor_state, self.cfg.learner.obs_norm_min_std)
+        policy = load_policy_file(path, self.env.contract, self.cfg.learner.actor_hidden)
+        changed = policy.changed_fields
+        self.learner.actor.load_state_dict(policy.actor_state)
+        note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)
         if note:
             print(f"note: {note}", flush=True)
         self.imitation_done = True

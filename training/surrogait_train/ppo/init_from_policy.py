@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file, std_floor
+from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file
 
 
 def load_normalizer(normalizer: torch.nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
@@ -33,12 +33,12 @@ def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
     the floored std is what is stored, and the first action for any observation is the file's (up to the
     trainer's +-10 input clip). A PPO export's std is taken as it is.
     """
-    actor_state, changed = load_policy_file(path, session.contract, list(session.ppo_cfg.actor_hidden))
+    policy = load_policy_file(path, session.contract, list(session.ppo_cfg.actor_hidden))
+    actor_state = policy.actor_state
     mean = actor_state["normalizer.mean"]
     std = actor_state["normalizer.var"].sqrt()
-    floor = std_floor(path)
-    if floor is not None:
-        std = std.clamp_min(floor)
+    if policy.std_floor is not None:
+        std = std.clamp_min(policy.std_floor)
     actor, critic = session.runner.alg.get_policy(), session.runner.alg.critic
     for model in (actor, critic):
         if getattr(model, "obs_normalizer", None) is not None and hasattr(model.obs_normalizer, "_std"):
@@ -47,4 +47,4 @@ def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
         for name, value in actor_state.items():
             if name.startswith("net."):
                 actor.mlp.get_parameter(name.removeprefix("net.")).copy_(value)
-    return changed
+    return policy.changed_fields

@@ -59,7 +59,7 @@ from surrogait_rehearsal.harness.processes import (
 from surrogait_rehearsal.host_steal import StealSampler
 from surrogait_rehearsal.report import RunFiles, build_report
 
-ROUGH_POLICY = "go2_trot_rough.onnx"  # beside the shipped go2_trot.onnx: fine-tuned on the rough course
+ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course
 
 
 def say(text: str) -> None:
@@ -95,7 +95,7 @@ def walk_test_segments() -> list[Segment]:
     ]
 
 
-def terrain_note(terrain: str) -> str | None:
+def terrain_note(terrain: str, robot: str = "go2") -> str | None:
     """What to know before rehearsing `terrain`: its courses are height fields, whose contacts a policy trained
     without domain randomisation has not met (bench/results/heightfield_contacts.md)."""
     if terrain == "flat":
@@ -104,10 +104,14 @@ def terrain_note(terrain: str) -> str | None:
             "policy trained without domain randomisation can fall even on its flat parts (35/64 against 0/64 on "
             "the plane, bench/results/heightfield_contacts.md); the shipped policies are randomised "
             "(--use-shipped-policy)")
-    if terrain == "rough":  # the one course a shipped policy was fine-tuned for (pretrained/README.md)
-        note += (f"; for rough ground, --policy {shipped_policy_path('go2').with_name(ROUGH_POLICY)} "
-                 "crosses the trainer's rough course in 97 % of episodes, against 53 % (pretrained/README.md)")
-    return note
+    if terrain != "rough":
+        return note
+    # the one course a shipped policy was fine-tuned for, and only the Go2's (pretrained/README.md)
+    rough_policy = shipped_policy_path(robot).with_name(ROUGH_POLICY.format(robot=robot))
+    if rough_policy.is_file():
+        return note + (f"; for rough ground, --policy {rough_policy} crosses the trainer's rough course in 97 % "
+                       "of episodes, against 53 % (pretrained/README.md)")
+    return note + f"; no policy fine-tuned for rough ground is shipped for the {robot} (pretrained/README.md)"
 
 
 def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
@@ -207,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     contract = OnnxPolicy(policy, robot=args.robot).contract  # refuses a bad file before anything starts
     say(f"  {policy} ({policy_source}); {contract.obs_size} obs -> {contract.action_size} actions, "
         f"{1 / contract.control_dt_s:.0f} Hz, gait {contract.gait.name}")
-    if (note := terrain_note(args.terrain)) is not None:
+    if (note := terrain_note(args.terrain, args.robot)) is not None:
         say(note)
 
     wire = (f"Go1 UDP on 127.0.0.1 ports {go1_ports(args.domain).robot}.." if args.robot == "go1"
