@@ -3,6 +3,7 @@
 import mujoco
 import numpy as np
 import pytest
+import torch
 
 from surrogait_core.terrain import TERRAINS, make_terrain
 from surrogait_train.config import load_config
@@ -56,6 +57,20 @@ def test_mixed_terrain_gives_each_robot_its_own_course_and_a_curriculum():
     level = TERRAIN_LEVELS[env.terrain_level[stairs]]
     expected = make_terrain("stairs", seed=int(env.terrain_level[stairs]), difficulty=level).height_at(2.5, 0.1)
     assert ray_height(env.physics.models[stairs], 2.5) == pytest.approx(expected, abs=1e-3)
+    # each course's robots' mean difficulty is in the step info (PPO logs it as Env/terrain_difficulty/<course>)
+    _, _, _, info = env.step(torch.zeros(env.num_envs, env.action_size))
+    difficulty = np.asarray(TERRAIN_LEVELS)[env.terrain_level]
+    by_course = {name: difficulty[env.terrain_kind == k].mean() for k, name in enumerate(TERRAINS)}
+    assert info["terrain_difficulty"] == pytest.approx(by_course)
+
+
+def test_a_mixed_run_can_start_its_robots_spread_over_the_curriculum():
+    spread = make_env("env.terrain=mixed", "env.num_envs=32", f"env.terrain_start_level_max={len(TERRAIN_LEVELS) - 1}")
+    assert set(spread.terrain_level) == set(range(len(TERRAIN_LEVELS)))
+    easy = make_env("env.terrain=mixed", "env.terrain_start_level_max=1")
+    assert set(easy.terrain_level) <= {0, 1}
+    with pytest.raises(ValueError, match="env.terrain_start_level_max 4: expected 0..3"):
+        make_env("env.terrain=mixed", "env.terrain_start_level_max=4")
 
 
 def test_an_unknown_terrain_is_refused():

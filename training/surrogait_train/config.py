@@ -59,6 +59,10 @@ class EnvConfig:
     terrain: str = "flat"
     terrain_difficulty: float = 1.0
     terrain_seed: int = 0
+    # "mixed" only: robots start at a random curriculum level up to this index of env.TERRAIN_LEVELS (0: all at
+    # the easiest), legged_gym's max_init_terrain_level; a fine-tune restarted from a policy file need not
+    # climb the curriculum again from the bottom
+    terrain_start_level_max: int = 0
     # m: the height field's grid (surrogait_core.terrain.CELL_M); MuJoCo finds a contact per grid triangle under
     # a foot, so a grid about as fine as the 2 cm feet gives each foot several (bench/heightfield_contacts.py)
     terrain_cell_m: float = CELL_M

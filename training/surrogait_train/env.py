@@ -9,7 +9,8 @@ API (non-differentiable; also what a PPO baseline wraps):
         reward (N,), done (N,) bool; info["time_out"] (N,) bool (truncation, not failure),
         info["fell"] (N,) bool, info["terminal_obs"] (N, obs_size) observation before the
         automatic reset of done robots, info["terms"] {name: mean weighted reward term},
-        info["lin_vel_error"], info["yaw_rate_error"] (N,) tracking errors.
+        info["lin_vel_error"], info["yaw_rate_error"] (N,) tracking errors; on mixed terrain
+        info["terrain_difficulty"] {course: its robots' mean curriculum difficulty}.
 
 Actions map to joint targets exactly as in deployment: targets = offset + scale * clip(a)
 (`PolicyContract.action`, SDK order), clipped to the contract's soft joint range. The policy
@@ -178,7 +179,12 @@ class LocomotionEnv:
         # Mixed terrain: each robot's course kind (index into TERRAINS) and curriculum level (index into
         # TERRAIN_LEVELS), the course its model holds now, and whether it crossed in this episode.
         self.terrain_kind = np.arange(n) % len(TERRAINS)
+        if not 0 <= cfg.terrain_start_level_max < len(TERRAIN_LEVELS):
+            raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
+                             f"{len(TERRAIN_LEVELS) - 1} (an index into the curriculum's levels {TERRAIN_LEVELS})")
         self.terrain_level = np.zeros(n, dtype=np.int64)
+        if self.mixed_terrain and cfg.terrain_start_level_max > 0:
+            self.terrain_level = self.rng.integers(0, cfg.terrain_start_level_max + 1, n)
         self._model_course: list[tuple[int, int] | None] = [None] * n
         self._courses: dict[tuple[int, int], Terrain] = {}
         self.crossed = np.zeros(n, dtype=bool)
@@ -451,6 +457,13 @@ class LocomotionEnv:
             "yaw_rate_error": yaw_err,
             "touch": touch,
         }
+        if self.mixed_terrain:  # how far up the curriculum each course's robots are (PPO logs it per course)
+            difficulty = np.asarray(TERRAIN_LEVELS)[self.terrain_level]
+            info["terrain_difficulty"] = {
+                name: float(difficulty[self.terrain_kind == k].mean())
+                for k, name in enumerate(TERRAINS)
+                if (self.terrain_kind == k).any()
+            }
         self.last_action = actions
         done_np = done.numpy()
         resample = (self.episode_step % self.resample_steps == 0) & ~done_np
