@@ -70,3 +70,21 @@ def test_a_ppo_made_policy_starts_ppo_again_exactly(session):
     with torch.no_grad():
         ours = session.actor(obs).numpy()
     np.testing.assert_allclose(ours, OnnxPolicy(rough).session.run(None, {"obs": obs["policy"].numpy()})[0], atol=1e-5)
+
+
+def test_the_shipped_trot_file_starts_a_multi_gait_ppo_run_and_trots_as_before():
+    cfg = load_config(Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml")), SMALL)
+    session = PPOSession(cfg, from_train_config(cfg, init_noise_std=0.2, num_steps_per_env=4, num_mini_batches=1))
+    try:
+        changed = init_ppo_from_policy_file(session, SHIPPED)
+        assert changed[0] == "observation" and "gaits" in changed  # gait_params appended, zero-weighted
+        obs = session.vec_env.get_observations()["policy"]
+        trot_inputs = OnnxPolicy(SHIPPED).contract.obs_size
+        assert obs.shape[1] > trot_inputs
+        with torch.no_grad():
+            ours = session.actor({"policy": obs}).numpy()
+        shipped = OnnxPolicy(SHIPPED)
+        raw = shipped.session.run([shipped.output_name], {shipped.input_name: obs[:, :trot_inputs].numpy()})[0]
+        np.testing.assert_allclose(ours, raw, atol=1e-5)
+    finally:
+        session.close()

@@ -115,3 +115,27 @@ def test_a_policy_ppo_made_starts_a_run_and_the_note_says_how_to_keep_it_exact(t
     obs = env.observation(env.state, torch.zeros(env.num_envs, env.action_size))
     with torch.no_grad():
         np.testing.assert_allclose(exact.actor(obs).numpy(), raw_actions(rough, obs.numpy()), atol=1e-5)
+
+
+def test_the_shipped_trot_file_starts_a_multi_gait_run_with_its_gait_inputs_zero_weighted(tmp_path):
+    shipped = PRETRAINED / "go2_trot.onnx"
+    gaits_config = Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml"))
+    trainer = Trainer(load_config(gaits_config, ["env.num_envs=4", "env.num_threads=1"]), tmp_path / "gaits")
+    trainer.init_from(shipped)
+
+    env = trainer.env
+    trot_inputs = OnnxPolicy(shipped).contract.obs_size
+    obs = env.observation(env.state, torch.zeros(env.num_envs, env.action_size))
+    assert obs.shape[1] > trot_inputs  # gait_params appended
+    with torch.no_grad():
+        ours = trainer.actor(obs).numpy()
+    np.testing.assert_allclose(ours, raw_actions(shipped, obs[:, :trot_inputs].numpy()), atol=1e-5)
+
+
+def test_a_file_whose_observation_the_run_does_not_only_append_to_is_refused(tmp_path):
+    gaits_config = Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml"))
+    multi = Trainer(load_config(gaits_config, ["env.num_envs=4", "env.num_threads=1"]), tmp_path / "gaits")
+    wide = export_onnx(multi.actor, multi.env.contract, tmp_path / "gaits.onnx")
+    trot = Trainer(load_config(PRETRAINED / "go2_trot.yaml", ["env.num_envs=4", "env.num_threads=1"]), tmp_path / "t")
+    with pytest.raises(PolicyFileMismatch, match="observation: file .*gait_params"):
+        trot.init_from(wide)

@@ -9,6 +9,7 @@ the file: it is set to SETTLED_COUNT, so the statistics move as slowly as a long
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import torch
 from onnx import numpy_helper
 
 from surrogait_core.policy.contract import PolicyContract, read_contract
+from surrogait_train.widen import ObservationMismatch, appended_size, widen_network_state
 
 SETTLED_COUNT = 1.0e6  # observations; a shipped policy's stages saw ~1e8
 
@@ -105,19 +107,42 @@ def actor_from_onnx(path: Path | str, hidden: list[int]) -> tuple[dict[str, torc
     return state, floor
 
 
-def load_policy_file(path: Path | str, run_contract: PolicyContract, hidden: list[int]) -> PolicyFileActor:
-    """The file's actor, checked against the run's contract; raises PolicyFileMismatch."""
+def load_policy_file(
+    path: Path | str,
+    run_contract: PolicyContract,
+    hidden: list[int],
+    appended_obs_stats: Callable[[int], tuple[torch.Tensor, torch.Tensor]] | None = None,
+) -> PolicyFileActor:
+    """The file's actor, checked against the run's contract; raises PolicyFileMismatch.
+
+    With `appended_obs_stats` (the run's `LocomotionEnv.appended_obs_stats`), a file whose observation is the
+    start of the run's (a trot policy starting a multi-gait run, which appends `gait_params`) is widened: the
+    new inputs get zero weights, so the actor still acts as the file, and the run's statistics for them.
+    """
     file_contract = read_contract(path)
     meaning, tunable = contract_differences(file_contract, run_contract)
+    added = 0
+    if "observation" in meaning and appended_obs_stats is not None:
+        try:
+            added = appended_size(file_contract.observation, run_contract.observation)
+        except ObservationMismatch:
+            pass
+        else:
+            meaning.remove("observation")
+            tunable.insert(0, "observation")
     if meaning:
         detail = "; ".join(
             f"{f}: file {_brief(getattr(file_contract, f))}, run {_brief(getattr(run_contract, f))}" for f in meaning
         )
         raise PolicyFileMismatch(
             f"{path}: its actor's inputs or outputs mean something else in this run ({detail}). Start from a policy "
-            "trained for this robot and observation, or set the run's config (env.robot, env.gait(s)) to match it"
+            "trained for this robot and observation (or one whose observation this run's only appends to), or "
+            "set the run's config (env.robot, env.gait(s)) to match it"
         )
     actor_state, floor = actor_from_onnx(path, hidden)
+    if added:
+        mean, var = appended_obs_stats(len(file_contract.observation))
+        actor_state = widen_network_state(actor_state, added, mean, var)
     return PolicyFileActor(actor_state, floor, tunable)
 
 

@@ -150,7 +150,9 @@ class Trainer:
         self.init_checkpoint = str(path)
 
     def _init_from_policy_file(self, path: Path | str) -> None:
-        policy = load_policy_file(path, self.env.contract, self.cfg.learner.actor_hidden)
+        policy = load_policy_file(
+            path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
+        )
         changed = policy.changed_fields
         self.learner.actor.load_state_dict(policy.actor_state)
         note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)

@@ -31,18 +31,23 @@ def appended_size(old_terms: tuple[ObsTerm, ...], new_terms: tuple[ObsTerm, ...]
 
 
 def widen_learner_state(learner_state: dict, added: int, added_mean: torch.Tensor, added_var: torch.Tensor) -> dict:
-    """A copy of a learner's actor/critic/target_critic state dicts with `added` more observation inputs.
+    """A copy of a learner's actor/critic/target_critic state dicts with `added` more observation inputs."""
+    return {
+        name: widen_network_state(learner_state[name], added, added_mean, added_var)
+        for name in ("actor", "critic", "target_critic")
+    }
 
-    The first Linear layer of each network gets zero columns for the new inputs; the actor's normaliser
-    gets `added_mean` / `added_var` for them (its sample count stays, so they adapt as slowly as the rest).
+
+def widen_network_state(state: dict, added: int, added_mean: torch.Tensor, added_var: torch.Tensor) -> dict:
+    """A copy of one network's state dict with `added` more observation inputs.
+
+    Its first Linear layer gets zero columns for the new inputs; its normaliser, if it has one, gets
+    `added_mean` / `added_var` for them (its sample count stays, so they adapt as slowly as the rest).
     """
-    out = {}
-    for name in ("actor", "critic", "target_critic"):
-        state = dict(learner_state[name])
-        weight = state["net.0.weight"]
-        state["net.0.weight"] = torch.cat([weight, weight.new_zeros(weight.shape[0], added)], dim=1)
-        if "normalizer.mean" in state:
-            state["normalizer.mean"] = torch.cat([state["normalizer.mean"], added_mean.to(state["normalizer.mean"])])
-            state["normalizer.var"] = torch.cat([state["normalizer.var"], added_var.to(state["normalizer.var"])])
-        out[name] = state
-    return out
+    state = dict(state)
+    weight = state["net.0.weight"]
+    state["net.0.weight"] = torch.cat([weight, weight.new_zeros(weight.shape[0], added)], dim=1)
+    if "normalizer.mean" in state:
+        state["normalizer.mean"] = torch.cat([state["normalizer.mean"], added_mean.to(state["normalizer.mean"])])
+        state["normalizer.var"] = torch.cat([state["normalizer.var"], added_var.to(state["normalizer.var"])])
+    return state

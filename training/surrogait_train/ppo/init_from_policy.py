@@ -33,7 +33,9 @@ def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
     the floored std is what is stored, and the first action for any observation is the file's (up to the
     trainer's +-10 input clip). A PPO export's std is taken as it is.
     """
-    policy = load_policy_file(path, session.contract, list(session.ppo_cfg.actor_hidden))
+    policy = load_policy_file(
+        path, session.contract, list(session.ppo_cfg.actor_hidden), session.env.appended_obs_stats
+    )
     actor_state = policy.actor_state
     mean = actor_state["normalizer.mean"]
     std = actor_state["normalizer.var"].sqrt()
