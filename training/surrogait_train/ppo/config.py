@@ -35,6 +35,9 @@ class PPOConfig:
     activation: str = "elu"
     obs_normalization: bool = True  # running mean/std inside the actor; exported into the ONNX
     save_interval: int = 50
+    # weight of the left-right mirror loss (ppo/symmetry.py, as the differentiable trainer's learner.symmetry);
+    # 0: none
+    symmetry: float = 0.0
 
     def runner_cfg(self) -> dict[str, Any]:
         """The `train_cfg` dict rsl_rl 5.x's `OnPolicyRunner` expects."""
