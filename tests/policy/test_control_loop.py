@@ -141,6 +141,21 @@ def test_control_loops_count_one_resync_per_skip():
     assert sched.late_steps == 0
 
 
+def test_a_loop_descheduled_in_its_sleep_wakes_on_the_latest_passed_deadline_not_the_one_it_slept_for():
+    """A host stall while the loop sleeps: the tick it returns is the newest passed deadline, so a policy step
+    due during the stall runs at once, rather than a stale cycle first and the policy step one cycle later."""
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.002, clock=clock.now, sleep=clock.sleep)
+    sched.wait()
+    clock.oversleep = 0.1103  # the next sleep returns 110 ms late
+    tick = sched.wait()
+    assert tick.index == 2 + 55 and tick.skipped == 55 and tick.lateness_s == pytest.approx(0.0003)
+    assert sched.resyncs == 1 and sched.overruns == 0
+    clock.oversleep = 0.0007  # late, but within the period: the same deadline
+    tick = sched.wait()
+    assert tick.index == 58 and tick.skipped == 0 and tick.lateness_s == pytest.approx(0.0007)
+
+
 def test_realtime_factor_stretches_the_grid_and_the_measured_rate_shows_it():
     clock = FakeClock()
     sched = DeadlineScheduler(0.002, realtime_factor=0.5, clock=clock.now, sleep=clock.sleep)

@@ -152,6 +152,27 @@ def test_stale_lowstate_damps_a_stiff_robot_and_blocks_stand_up(go2_policy_path)
     assert "rt/lowstate" in ctrl.fsm.damp_cause
 
 
+def test_back_from_its_own_stall_the_loop_holds_its_targets_until_a_fresh_state_then_walks_on(go2_policy_path):
+    """A 110 ms stall of the whole host: the control loop, the robot's state stream and everyone else paused.
+    The state waiting from before is no reason to damp, and no input for the network either."""
+    ctrl = controller(go2_policy_path)
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    assert ctrl.request("walk", 1.2).accepted
+    held = run(ctrl, 1.2, 1.5)[-1].targets.q
+    back_s = 1.48 + 0.110
+    ctrl.on_own_stall(0.110, back_s)
+    out = ctrl.cycle(back_s)  # no state taken since the stall
+    assert out.state is PolicyState.WALK and out.inference_s is None
+    np.testing.assert_array_equal(out.targets.q, held)
+    assert "stalled for 110 ms" in ctrl.events[-1][1]
+    outs = run(ctrl, back_s + 0.02, back_s + 0.1)  # the state flows again
+    assert all(o.state is PolicyState.WALK and o.inference_s is not None for o in outs)
+    out = ctrl.cycle(back_s + 0.1 + ctrl.config.state_timeout_s + 0.01)
+    assert out.state is PolicyState.DAMP, "after its return, a state stream that stays away still damps"
+
+
 def test_non_finite_policy_output_damps(tmp_path):
     contract = make_locomotion_contract(SPEC, soft_joint_range_fraction=0.9)
     path = write_linear_policy(tmp_path / "nan.onnx", contract, bias=np.full(12, np.nan))

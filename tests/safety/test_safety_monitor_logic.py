@@ -348,6 +348,58 @@ def test_constant_targets_are_fine_while_standing_and_walking_starts_with_a_clea
     assert not any(r.latched for _, r in stream_policy(m, 2.0, 2.5)), "walking is not stalled from its first step"
 
 
+def test_a_stream_back_from_a_host_stall_repeating_its_held_targets_is_not_a_stalled_policy():
+    """The whole host descheduled for 110 ms (seen on a shared 2-core machine): every process stops, then the
+    policy node's first LowCmd repeats the targets it held, its policy step one 2 ms cycle later. The stall
+    of the stream was a silence, not a policy that stopped while its stream went on."""
+    m = standing_monitor()
+    m.on_policy_state("WALK", 0.0)
+    assert not any(r.latched for _, r in stream_policy(m, 0.001, 0.5))
+    held, resumed_t = m.cmd, m.cmd_t + 0.110
+    m.on_lowstate(state(), resumed_t)
+    m.on_lowcmd(held, resumed_t, repeated=True)
+    assert not m.check(resumed_t + 0.002).latched
+    assert not any(r.latched for _, r in stream_policy(m, resumed_t + 0.002, resumed_t + 0.5))
+
+
+def test_after_its_own_stall_the_monitor_gives_the_writers_one_threshold_before_calling_them_silent_or_stale():
+    """A host stall pauses the monitor with the policy node and the robot's state stream: back, it has not
+    watched the wire for 110 ms, and writers that are alive again within the thresholds are no fault."""
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    back_t = m.cmd_t + 0.110
+    m.on_own_stall(0.110, back_t)
+    r = m.check(back_t)
+    assert not r.latched and [e.event for e in r.events] == ["monitor_stall"]
+    assert not m.check(back_t + TH.policy_silent_min_s - 0.002).latched, "writers have a threshold to come back"
+    assert not any(r.latched for _, r in stream_policy(m, back_t + TH.policy_silent_min_s - 0.001, back_t + 0.5))
+
+
+def test_a_policy_that_died_while_the_monitor_stalled_is_silent_one_threshold_after_the_monitor_is_back():
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    back_t = m.cmd_t + 0.110
+    m.on_own_stall(0.110, back_t)
+    for t in np.arange(back_t, back_t + 0.1, 0.005):
+        m.on_lowstate(state(), t)  # the robot's state flows; the policy node's commands never come back
+        r = m.check(t)
+        if r.latched:
+            break
+    assert r.latched and r.cause == "policy_silent"
+    assert t - back_t == pytest.approx(TH.policy_silent_min_s, abs=0.0051)
+
+
+def test_a_stream_back_from_a_silence_whose_targets_still_do_not_change_is_a_stalled_policy():
+    m = standing_monitor()
+    m.on_policy_state("WALK", 0.0)
+    stream_policy(m, 0.001, 0.5)
+    resumed_t = m.cmd_t + 0.110
+    run = stream_policy(m, resumed_t, resumed_t + 0.5, walk_targets=False)
+    latched = [(t, r) for t, r in run if r.latched]
+    assert latched and latched[0][1].cause == "policy_stalled"
+    assert latched[0][0] - resumed_t == pytest.approx(TH.policy_stalled_s, abs=0.025)
+
+
 def test_a_pause_in_the_state_stream_while_the_motors_are_passive_is_not_a_fault():
     m = SafetyMonitor(TH)
     m.on_lowstate(state(q=lying_q()), 0.0)

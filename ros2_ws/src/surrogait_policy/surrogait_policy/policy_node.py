@@ -166,8 +166,12 @@ class PolicyNode(Node):
         source_time_s = None  # the state's stamp: its publisher's clock (Go2 DDS), its receipt here (Go1 UDP)
         targets = MotorTargets.damping(self.params.damping_kd)  # until the first controller cycle
         state = self.controller.state
+        last_wake_s = None
         while not self._stop.is_set():
             tick = self.scheduler.wait()
+            if last_wake_s is not None and tick.wake_s - last_wake_s > self.controller.config.own_stall_s:
+                self.controller.on_own_stall(tick.wake_s - last_wake_s, tick.wake_s)
+            last_wake_s = tick.wake_s
             inference_s = latency = None
             policy_step = tick.index >= self._next_policy_cycle
             try:

@@ -112,6 +112,7 @@ class SafetyMonitorNode(Node):
         self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, {self._wire_name()})",
                        values=self._config_summary(), action="OK")
         self._decoded_state_t = -1.0  # Go1: the arrival time of the newest LowState judged
+        self._last_check_s: float | None = None  # monotonic start of the latest check (own-stall detection)
         self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
         self._policy_state = ""
         self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
@@ -389,7 +390,11 @@ class SafetyMonitorNode(Node):
 
     def _check_locked(self):
         now = time.monotonic()
+        gap_s = now - self._last_check_s if self._last_check_s is not None else 0.0
+        self._last_check_s = now
         with self.lock:
+            if gap_s > self.th.monitor_stall_s:
+                self.monitor.on_own_stall(gap_s, now)
             self._poll_wire()
             suspected = self.monitor.silence_suspected(now)
         if suspected:

@@ -57,6 +57,9 @@ class ControllerConfig:
     state_timeout_s: float = 0.06  # 3 control periods without rt/lowstate while stiff → DAMP
     estimator_timeout_s: float = 0.1  # no fresh odometry while walking (if the policy needs it) → DAMP
     command_timeout_s: float = 0.5  # no fresh cmd_vel / stick → zero velocity command
+    # A gap this long between control cycles is a stall of this process (or of the whole host, as a
+    # hypervisor pausing every vCPU); the state and odometry time-outs then count from its return.
+    own_stall_s: float = 0.02
     reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only when the safety monitor says OK
 
 
@@ -85,6 +88,7 @@ class PolicyController:
         self._state_time_s = -np.inf
         self._base_lin_vel_b: np.ndarray | None = None
         self._base_lin_vel_time_s = -np.inf
+        self._stall_back_s = -np.inf  # when the control loop last came back from a stall of its own
         self._safety_ok: bool | None = None  # None until the safety monitor has spoken
         self._stand_up: StandUpTrajectory | None = None
         # The gait clock: phase (cycles) `_clock_phase0` at robot tick `_clock_tick_ms`, advancing at the
@@ -111,6 +115,18 @@ class PolicyController:
     def on_base_lin_vel(self, base_lin_vel_b: np.ndarray, now_s: float) -> None:
         with self._lock:
             self._base_lin_vel_b, self._base_lin_vel_time_s = np.asarray(base_lin_vel_b, dtype=np.float64), now_s
+
+    def on_own_stall(self, gap_s: float, now_s: float) -> None:
+        """The control loop did not run for `gap_s` and runs again at `now_s`.
+
+        The robot's state may be waiting in the socket, but this loop had no chance to take it: the state
+        and odometry time-outs count from now, and while walking the targets the motors held through the
+        stall are held until a state taken after it comes (never the network on a state from before).
+        """
+        with self._lock:
+            self._stall_back_s = now_s
+            self.events.append((now_s, f"control loop stalled for {gap_s * 1e3:.0f} ms (this process or the "
+                                       "host was descheduled): holding the targets until a fresh state"))
 
     def on_safety_state(self, ok: bool, cause: str, now_s: float) -> None:
         """The safety monitor's verdict; DAMP from it latches damping at the next cycle."""
@@ -147,6 +163,8 @@ class PolicyController:
                     blend, start = self._to_default
                     q = blend.at((now_s - start) / self.config.walk_to_ready_s)
                 targets = MotorTargets.position(q, self.kp, self.kd)
+            elif self._state_time_s < self._stall_back_s:
+                targets = MotorTargets.position(self._last_q, self.kp, self.kd)
             else:
                 out = self.runner.step(self._state, command, self._gait_time_s(), self._base_lin_vel_b)
                 inference_s = out.inference_s
@@ -176,10 +194,12 @@ class PolicyController:
 
     # ---- internals --------------------------------------------------------------------------
     def _state_fresh(self, now_s: float) -> bool:
-        return self._state is not None and now_s - self._state_time_s <= self.config.state_timeout_s
+        return self._state is not None and \
+            now_s - max(self._state_time_s, self._stall_back_s) <= self.config.state_timeout_s
 
     def _odom_fresh(self, now_s: float) -> bool:
-        return self._base_lin_vel_b is not None and now_s - self._base_lin_vel_time_s <= self.config.estimator_timeout_s
+        return self._base_lin_vel_b is not None and \
+            now_s - max(self._base_lin_vel_time_s, self._stall_back_s) <= self.config.estimator_timeout_s
 
     def _gait_phase(self) -> float:
         # The gait clock runs on the robot's clock (LowState tick, ms), not this computer's: on the

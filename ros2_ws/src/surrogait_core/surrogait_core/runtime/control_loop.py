@@ -100,14 +100,7 @@ class DeadlineScheduler:
             self.overruns += 1
             lag = now - due
             if lag > self.max_lag_s:
-                # Too far behind to catch up: skip forward to the latest deadline already passed
-                # (within a nanosecond, so that rounding in t0 + k·period cannot leave one behind).
-                skipped = math.floor((lag + 1e-9) / self.wall_period_s)
-                if skipped:
-                    self._index += skipped
-                    self.skipped += skipped
-                    self.resyncs += 1
-                    due = self._t0 + self._index * self.wall_period_s
+                due, skipped = self._skip_to_latest_passed(now)
             elif lag > self.wall_period_s:
                 self.late_steps += 1
         remaining = due - now
@@ -116,8 +109,24 @@ class DeadlineScheduler:
         while self.spin_s > 0 and self._clock() < due:
             pass
         wake = self._clock()
+        if wake - due > self.max_lag_s:
+            # Descheduled in its sleep (a loaded or stalled host): the deadline it slept for passed long
+            # ago, and a control loop would send a command computed for it (a stale repeat) before
+            # noticing. Run the latest passed deadline instead: after a stall, the first command is fresh.
+            due, more = self._skip_to_latest_passed(wake)
+            skipped += more
         self._wakes.append(wake)
         return Tick(index=self._index, deadline_s=due, wake_s=wake, skipped=skipped)
+
+    def _skip_to_latest_passed(self, now: float) -> tuple[float, int]:
+        """Too far behind to catch up: skip forward to the latest deadline already passed (within a
+        nanosecond, so that rounding in t0 + k·period cannot leave one behind). (its time, deadlines skipped)"""
+        skipped = math.floor((now - self.deadline(self._index) + 1e-9) / self.wall_period_s)
+        if skipped:
+            self._index += skipped
+            self.skipped += skipped
+            self.resyncs += 1
+        return self.deadline(self._index), skipped
 
     def measured_rate_hz(self) -> float:
         """Cycles per wall second over the last `RATE_WINDOW` wake-ups (NaN before two)."""

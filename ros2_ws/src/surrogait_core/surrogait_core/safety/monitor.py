@@ -45,7 +45,8 @@ class SafetyEvent:
     """One fault-log line: what happened, why, the numbers, and what the monitor did."""
 
     t_mono: float
-    event: str  # "fault" | "reset" | "reset_refused" | "monitor_damping_on" | "monitor_damping_off" (at reset)
+    # "fault" | "reset" | "reset_refused" | "monitor_damping_on" | "monitor_damping_off" (at reset) | "monitor_stall"
+    event: str
     cause: str
     detail: str
     values: dict[str, Any]
@@ -76,6 +77,9 @@ class SafetyMonitor:
         self.cmd: MotorCommands | None = None  # latest LowCmd written by others
         self.cmd_t: float | None = None
         self.cmd_changed_t: float | None = None  # when the stiff targets last changed
+        self.stream_resumed_t: float | None = None  # when others' stream last came back from a silence
+        self.watch_resumed_t: float | None = None  # when the monitor last came back from a stall of its own
+        self._stall_events: list[SafetyEvent] = []
         self.stream_period_s: float | None = None  # others' LowCmd stream period, learned from the wire
         self.walk_t: float | None = None  # when the policy state last became WALK
         self.first_stiff_t: float | None = None  # first stiff command ever seen (stale-before-state rule)
@@ -104,6 +108,11 @@ class SafetyMonitor:
         only timed, since the rules already judged its content.
         """
         if self.cmd_t is not None:
+            if now - self.cmd_t > self.policy_silent_s():
+                # After a silence (a whole host descheduled, say) the writer's first command can repeat the
+                # targets it held before, its next policy step one cycle later. The stalled-policy rule times
+                # a stream that goes on, so its clock starts again here; the silence was the silent rule's.
+                self.stream_resumed_t = now
             dt = min(max(now - self.cmd_t, 0.0), self.th.control_period_s)  # a silence is not a period
             self.stream_period_s = dt if self.stream_period_s is None else \
                 self.stream_period_s + STREAM_PERIOD_SMOOTHING * (dt - self.stream_period_s)
@@ -144,6 +153,22 @@ class SafetyMonitor:
             self.walk_t = now if now is not None else self.cmd_t
         self.policy_state = state
 
+    def on_own_stall(self, gap_s: float, now: float) -> None:
+        """The monitor itself was not running for `gap_s` (descheduled, alone or with the whole host, as a
+        hypervisor pauses every vCPU at once) and runs again `now`.
+
+        It cannot have seen a silence while it did not look: the writers, stalled with it or not, get one
+        silence (or staleness) threshold from now to show they are alive. A policy that died meanwhile is
+        damped that threshold after the monitor is back, the earliest a frozen monitor could act anyway.
+        """
+        self.watch_resumed_t = now
+        if not self.wire_stiff():
+            return  # nothing driven, nothing timed (a start-up's first checks can be this far apart): no notice
+        self._stall_events.append(SafetyEvent(
+            now, "monitor_stall", "monitor_stall", f"the monitor did not run for {gap_s * 1e3:.0f} ms (> "
+            f"{self.th.monitor_stall_s * 1e3:.0f} ms): the host or this process was descheduled",
+            {"gap_s": gap_s, "threshold_s": self.th.monitor_stall_s}, "silence and staleness timed from now"))
+
     def on_estop(self, source: str, now: float) -> None:
         self._pending.append(Violation(f"estop_{source}", f"e-stop requested by {source}", {"source": source}))
 
@@ -167,7 +192,11 @@ class SafetyMonitor:
 
     def _latest_wire_t(self) -> float | None:
         times = [t for t in (self.cmd_t, self.own_damping_t) if t is not None]
-        return max(times) if times else None
+        return self._watched_since(max(times)) if times else None
+
+    def _watched_since(self, t: float) -> float:
+        """`t`, or the monitor's return from its own stall if later: silences are timed while it watched."""
+        return t if self.watch_resumed_t is None else max(t, self.watch_resumed_t)
 
     def policy_silent_s(self) -> float:
         return self.th.policy_silent_s(self.stream_period_s)
@@ -175,7 +204,7 @@ class SafetyMonitor:
     def silence_suspected(self, now: float) -> bool:
         """Would a stale-state or silent-policy rule fire now? (The node confirms before trusting it.)"""
         stiff = self.wire_stiff()
-        stale = stiff and self.state_t is not None and now - self.state_t > self.th.stale_state_s
+        stale = stiff and self.state_t is not None and now - self._watched_since(self.state_t) > self.th.stale_state_s
         last_wire_t = self._latest_wire_t()
         silent = stiff and last_wire_t is not None and now - last_wire_t > self.policy_silent_s()
         return stale or silent
@@ -187,12 +216,12 @@ class SafetyMonitor:
         out: list[Violation] = []
         stiff = self.wire_stiff()
         # Stale robot state while the motors are driven: it flowed and stopped, or it never came.
-        if stiff and self.state_t is not None and now - self.state_t > self.th.stale_state_s:
+        if stiff and self.state_t is not None and now - self._watched_since(self.state_t) > self.th.stale_state_s:
             out.append(Violation("lowstate_stale", f"no rt/lowstate for {(now - self.state_t) * 1e3:.0f} ms "
                                  f"(> {self.th.stale_state_s * 1e3:.0f} ms)",
                                  {"age_s": now - self.state_t, "threshold_s": self.th.stale_state_s}))
         elif self.state_t is None and stiff and self.first_stiff_t is not None \
-                and now - self.first_stiff_t > self.th.stale_state_s:
+                and now - self._watched_since(self.first_stiff_t) > self.th.stale_state_s:
             out.append(Violation("lowstate_stale", "stiff commands on the wire but no rt/lowstate ever received",
                                  {"age_s": None, "threshold_s": self.th.stale_state_s}))
         # Silent policy: the motors hold a stiff command and no new command comes.
@@ -204,7 +233,8 @@ class SafetyMonitor:
                                  {"age_s": now - last_wire_t, "threshold_s": silent_s}))
         # Stalled policy: walking, the stream goes on, but the targets stopped changing.
         elif stiff and self.policy_state == "WALK" and self.cmd_changed_t is not None:
-            since = max(self.cmd_changed_t, self.walk_t if self.walk_t is not None else -np.inf)
+            since = self._watched_since(max(t for t in (self.cmd_changed_t, self.walk_t, self.stream_resumed_t)
+                                            if t is not None))
             if now - since > self.th.policy_stalled_s:
                 out.append(Violation(
                     "policy_stalled", f"walking, but the LowCmd targets have not changed for {(now - since) * 1e3:.0f} "
@@ -243,7 +273,7 @@ class SafetyMonitor:
     def check(self, now: float) -> CheckResult:
         violations = self._pending + self.active_violations(now)
         self._pending = []
-        events: list[SafetyEvent] = []
+        events, self._stall_events = self._stall_events, []
         changed = False
         if violations and not self.latched:
             self.latched, self.cause, self.latch_t = True, violations[0].cause, now

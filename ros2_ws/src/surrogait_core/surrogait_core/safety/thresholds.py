@@ -81,6 +81,11 @@ class SafetyThresholds:
     # Stalled policy: while walking, the stream goes on but its targets have not changed for this
     # many control periods (a network's output on live sensor data changes every step).
     policy_stalled_periods: float = 3.0
+    # The monitor's own stall: a gap between its checks longer than this (it checks at 200 Hz) means it was
+    # descheduled, alone or with the whole host (a hypervisor pausing every vCPU: 108 ms seen on a shared
+    # 2-core CI machine). It cannot have watched the wire meanwhile, so silence and staleness are timed from
+    # its return; half the silence floor, so a policy stalled with it still has 20 ms to write again.
+    monitor_stall_s: float = 0.02
     # The estimator's height is used only while its reported standard deviation is below this
     # (an estimate still converging, or one that fell behind, says so); else leg kinematics.
     estimator_height_max_std_m: float = 0.05
