@@ -182,9 +182,10 @@ class LocomotionEnv:
         if not 0 <= cfg.terrain_start_level_max < len(TERRAIN_LEVELS):
             raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
                              f"{len(TERRAIN_LEVELS) - 1} (an index into the curriculum's levels {TERRAIN_LEVELS})")
-        self.terrain_level = np.zeros(n, dtype=np.int64)
+        levels = np.zeros(n, dtype=np.int64)
         if self.mixed_terrain and cfg.terrain_start_level_max > 0:
-            self.terrain_level = self.rng.integers(0, cfg.terrain_start_level_max + 1, n)
+            levels = self.rng.integers(0, cfg.terrain_start_level_max + 1, n)
+        self._set_terrain_levels(levels)
         self._model_course: list[tuple[int, int] | None] = [None] * n
         self._courses: dict[tuple[int, int], Terrain] = {}
         self.crossed = np.zeros(n, dtype=bool)
@@ -365,7 +366,14 @@ class LocomotionEnv:
         fell before crossing an easier one."""
         up = rows & self.crossed
         down = rows & fell & ~self.crossed
-        self.terrain_level = np.clip(self.terrain_level + up - down, 0, len(TERRAIN_LEVELS) - 1)
+        self._set_terrain_levels(np.clip(self.terrain_level + up - down, 0, len(TERRAIN_LEVELS) - 1))
+
+    def _set_terrain_levels(self, levels: np.ndarray) -> None:
+        """Each robot's curriculum level, and each course's mean difficulty (the step info's, PPO's log)."""
+        self.terrain_level = levels
+        difficulty = np.asarray(TERRAIN_LEVELS)[levels]
+        self.terrain_difficulty = {name: float(difficulty[self.terrain_kind == k].mean())
+                                   for k, name in enumerate(TERRAINS) if (self.terrain_kind == k).any()}
 
     def base_position_w(self) -> np.ndarray:
         """Each robot's base position in the world (N, 3), m."""
@@ -458,12 +466,7 @@ class LocomotionEnv:
             "touch": touch,
         }
         if self.mixed_terrain:  # how far up the curriculum each course's robots are (PPO logs it per course)
-            difficulty = np.asarray(TERRAIN_LEVELS)[self.terrain_level]
-            info["terrain_difficulty"] = {
-                name: float(difficulty[self.terrain_kind == k].mean())
-                for k, name in enumerate(TERRAINS)
-                if (self.terrain_kind == k).any()
-            }
+            info["terrain_difficulty"] = self.terrain_difficulty
         self.last_action = actions
         done_np = done.numpy()
         resample = (self.episode_step % self.resample_steps == 0) & ~done_np

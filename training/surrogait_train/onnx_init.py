@@ -42,10 +42,25 @@ class PolicyFileActor:
     changed_fields: list[str]  # contract fields the run changes on purpose (gains, gait timing, commands)
 
 
-def contract_differences(file_contract: PolicyContract, run_contract: PolicyContract) -> tuple[list[str], list[str]]:
-    """(fields that change what the actor's inputs/outputs mean, fields a fine-tune may change) that differ."""
+def contract_differences(file_contract: PolicyContract, run_contract: PolicyContract,
+                         widen_observation: bool = False) -> tuple[list[str], list[str]]:
+    """(fields that change what the actor's inputs/outputs mean, fields a fine-tune may change) that differ.
+
+    `widen_observation`: an observation the run only appends to counts as a change a fine-tune may make.
+    """
     differ = [f for f in (*MEANING_FIELDS, *TUNABLE_FIELDS) if getattr(file_contract, f) != getattr(run_contract, f)]
-    return [f for f in differ if f in MEANING_FIELDS], [f for f in differ if f in TUNABLE_FIELDS]
+    tunable = {*TUNABLE_FIELDS}
+    if widen_observation and "observation" in differ and appended_obs_size(file_contract, run_contract):
+        tunable.add("observation")
+    return [f for f in differ if f not in tunable], [f for f in differ if f in tunable]
+
+
+def appended_obs_size(file_contract: PolicyContract, run_contract: PolicyContract) -> int:
+    """Inputs the run appends to the file's observation; 0 when it changes the file's terms otherwise."""
+    try:
+        return appended_size(file_contract.observation, run_contract.observation)
+    except ObservationMismatch:
+        return 0
 
 
 def actor_from_onnx(path: Path | str, hidden: list[int]) -> tuple[dict[str, torch.Tensor], float | None]:
@@ -120,16 +135,9 @@ def load_policy_file(
     new inputs get zero weights, so the actor still acts as the file, and the run's statistics for them.
     """
     file_contract = read_contract(path)
-    meaning, tunable = contract_differences(file_contract, run_contract)
-    added = 0
-    if "observation" in meaning and appended_obs_stats is not None:
-        try:
-            added = appended_size(file_contract.observation, run_contract.observation)
-        except ObservationMismatch:
-            pass
-        else:
-            meaning.remove("observation")
-            tunable.insert(0, "observation")
+    widen = appended_obs_stats is not None
+    meaning, tunable = contract_differences(file_contract, run_contract, widen_observation=widen)
+    added = appended_obs_size(file_contract, run_contract) if "observation" in tunable else 0
     if meaning:
         detail = "; ".join(
             f"{f}: file {_brief(getattr(file_contract, f))}, run {_brief(getattr(run_contract, f))}" for f in meaning

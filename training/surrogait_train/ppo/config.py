@@ -13,6 +13,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from surrogait_core.policy.contract import PolicyContract
+from surrogait_train.ppo.symmetry import symmetry_cfg
+
 
 @dataclasses.dataclass
 class PPOConfig:
@@ -39,8 +42,28 @@ class PPOConfig:
     # 0: none
     symmetry: float = 0.0
 
-    def runner_cfg(self) -> dict[str, Any]:
-        """The `train_cfg` dict rsl_rl 5.x's `OnPolicyRunner` expects."""
+    def runner_cfg(self, contract: PolicyContract | None = None) -> dict[str, Any]:
+        """The `train_cfg` dict rsl_rl 5.x's `OnPolicyRunner` expects. With `symmetry` > 0 the mirror loss
+        needs the run's `contract` (its mirrors are derived from the observation and action terms)."""
+        algorithm: dict[str, Any] = {
+            "class_name": "PPO",
+            "num_learning_epochs": self.num_learning_epochs,
+            "num_mini_batches": self.num_mini_batches,
+            "learning_rate": self.learning_rate,
+            "schedule": self.schedule,
+            "desired_kl": self.desired_kl,
+            "clip_param": self.clip_param,
+            "entropy_coef": self.entropy_coef,
+            "value_loss_coef": self.value_loss_coef,
+            "use_clipped_value_loss": self.use_clipped_value_loss,
+            "gamma": self.gamma,
+            "lam": self.lam,
+            "max_grad_norm": self.max_grad_norm,
+        }
+        if self.symmetry > 0:
+            if contract is None:
+                raise ValueError("PPOConfig.symmetry > 0 needs the run's contract: runner_cfg(contract)")
+            algorithm["symmetry_cfg"] = symmetry_cfg(contract, self.symmetry)
         return {
             "num_steps_per_env": self.num_steps_per_env,
             "save_interval": self.save_interval,
@@ -62,21 +85,7 @@ class PPOConfig:
                 "activation": self.activation,
                 "obs_normalization": self.obs_normalization,
             },
-            "algorithm": {
-                "class_name": "PPO",
-                "num_learning_epochs": self.num_learning_epochs,
-                "num_mini_batches": self.num_mini_batches,
-                "learning_rate": self.learning_rate,
-                "schedule": self.schedule,
-                "desired_kl": self.desired_kl,
-                "clip_param": self.clip_param,
-                "entropy_coef": self.entropy_coef,
-                "value_loss_coef": self.value_loss_coef,
-                "use_clipped_value_loss": self.use_clipped_value_loss,
-                "gamma": self.gamma,
-                "lam": self.lam,
-                "max_grad_norm": self.max_grad_norm,
-            },
+            "algorithm": algorithm,
             "logger": "tensorboard",
             "check_for_nan": True,
         }

@@ -19,7 +19,6 @@ from rsl_rl.runners import OnPolicyRunner
 
 from surrogait_train.ppo.config import PPOConfig
 from surrogait_train.ppo.export import export_actor_onnx
-from surrogait_train.ppo.symmetry import symmetry_cfg
 from surrogait_train.ppo.vec_env import RslRlVecEnv
 
 
@@ -55,10 +54,8 @@ class PPOSession:
         self.env = env if env is not None else make_env(train_cfg)
         self.vec_env = RslRlVecEnv(self.env, seed=self.seed, cfg=_cfg_dict(train_cfg, ppo_cfg))
         self.log_dir = str(log_dir) if log_dir is not None else None
-        runner_cfg = ppo_cfg.runner_cfg()
-        if ppo_cfg.symmetry > 0:
-            runner_cfg["algorithm"]["symmetry_cfg"] = symmetry_cfg(self.env.contract, ppo_cfg.symmetry)
-        self.runner = OnPolicyRunner(self.vec_env, runner_cfg, log_dir=self.log_dir, device="cpu")
+        self.runner = OnPolicyRunner(self.vec_env, ppo_cfg.runner_cfg(self.env.contract), log_dir=self.log_dir,
+                                     device="cpu")
         self.train_seconds = 0.0
         self.iterations = 0
 
