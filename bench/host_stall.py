@@ -21,75 +21,45 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.demo import run_session, walk_test_segments  # noqa: E402
-from surrogait_rehearsal.harness.operator import Operator, SessionError  # noqa: E402
-from surrogait_rehearsal.harness.processes import (  # noqa: E402
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    launch_rehearsal,
-    link_params,
-    shipped_policy_path,
-    sim_node,
-)
+from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path  # noqa: E402
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics  # noqa: E402
+from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 58
-SEGMENTS = walk_test_segments()
 STALL_EVERY_S = 1.0
 
 
-def stall_every_process(group: ProcessGroup, operator: Operator, stall_s: float, stalls: int,
-                        done: threading.Event) -> None:
+def stall_every_process(stall_s: float, stalls: int) -> Callable:
     """From WALK on: `stalls` times, every child's process group stopped for `stall_s`, all at once."""
-    while operator.policy_state != "WALK":
-        if done.wait(0.01):
-            return
-    for _ in range(stalls):
-        if done.wait(STALL_EVERY_S):
-            return
-        groups = [child.pid for child in group.children]  # each child leads a process group of its own
-        for pgid in groups:
-            os.killpg(pgid, signal.SIGSTOP)
-        time.sleep(stall_s)
-        for pgid in groups:
-            os.killpg(pgid, signal.SIGCONT)
+
+    def stall(group: ProcessGroup, _operator, done: threading.Event) -> None:
+        for _ in range(stalls):
+            if done.wait(STALL_EVERY_S):
+                return
+            groups = [child.pid for child in group.children]  # each child leads a process group of its own
+            for pgid in groups:
+                os.killpg(pgid, signal.SIGSTOP)
+            time.sleep(stall_s)
+            for pgid in groups:
+                os.killpg(pgid, signal.SIGCONT)
+
+    return stall
 
 
 def one_run(stall_ms: float, stalls: int, workdir: Path) -> dict:
-    policy = shipped_policy_path("go2")
-    sim = sim_node("go2")
-    link = link_params("go2", DOMAIN)
-    overrides = {sim: {**link[sim], "log_path": str(workdir / "sim_log.npz"), "video_path": "",
-                       "motor_model": "driver"},
-                 "estimator_node": link["estimator_node"],
-                 "safety_monitor": {**link["safety_monitor"], "policy_path": str(policy),
-                                    "fault_log_path": str(workdir / "fault_log.jsonl")},
-                 "policy_node": {**link["policy_node"], "policy_path": str(policy)}}
-    ended = ""
-    done = threading.Event()
-    with ProcessGroup(workdir / "logs", DOMAIN, config_dir=workdir, niceness=REHEARSAL_NICENESS) as group:
-        operator = Operator(DOMAIN, log=lambda _: None, name="host_stall")
-        try:
-            launch_rehearsal(group, operator, overrides, log=lambda _: None)
-            threading.Thread(target=stall_every_process, args=(group, operator, stall_ms / 1e3, stalls, done),
-                             daemon=True).start()
-            run_session(operator, group, SEGMENTS)
-        except SessionError as e:
-            ended = str(e)
-        finally:
-            done.set()
-            operator.save(workdir / "session.npz")
-            operator.close()
+    outcome = rehearse_walk(workdir, domain=DOMAIN, while_walking=stall_every_process(stall_ms / 1e3, stalls),
+                            log=lambda _: None, operator_name="host_stall")
     events = read_fault_log(workdir / "fault_log.jsonl")
     recorded = load_session(workdir / "session.npz")
     policy_log = (workdir / "logs" / "policy_node.log").read_text(errors="replace")
-    return {"completed": not ended, "session_error": ended,
+    return {"completed": not outcome.error, "session_error": outcome.error,
             "faults": [f"{e['cause']}: {e['detail']}" for e in events if e["event"] == "fault"],
             "monitor_stall_notices": sum(e["event"] == "monitor_stall" for e in events),
             "policy_stall_notices": policy_log.count("control loop stalled for"),

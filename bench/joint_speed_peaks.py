@@ -30,61 +30,39 @@ sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
-from surrogait_rehearsal.demo import run_session, walk_test_segments  # noqa: E402
-from surrogait_rehearsal.harness.operator import Operator, SessionError  # noqa: E402
-from surrogait_rehearsal.harness.processes import (  # noqa: E402
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    launch_rehearsal,
-    link_params,
-    shipped_policy_path,
-    sim_node,
-)
+from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path, sim_node  # noqa: E402
 from surrogait_rehearsal.report import load_session, read_fault_log, simulator_metrics  # noqa: E402
+from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 57
-SEGMENTS = walk_test_segments()
-STALLS, STALL_EVERY_S, FIRST_STALL_AFTER_S = 5, 1.0, 18.0  # the walk starts ~15 s after the launch
+STALLS, STALL_EVERY_S, FIRST_STALL_AFTER_S = 5, 1.0, 3.0  # the first stall 3 s into the walk
 
 
-def stall_simulator(group: ProcessGroup, name: str, stall_s: float, stop: threading.Event) -> None:
-    if stop.wait(FIRST_STALL_AFTER_S):
-        return
-    pid = next(c.pid for c in group.children if c.name == name)  # each child leads a session of its own
-    for _ in range(STALLS):
-        os.killpg(pid, signal.SIGSTOP)
-        time.sleep(stall_s)
-        os.killpg(pid, signal.SIGCONT)
-        if stop.wait(STALL_EVERY_S):
+def stall_simulator(name: str, stall_s: float):
+    """From WALK on (`rehearse_walk`'s while_walking): the simulator's process group stopped STALLS times."""
+
+    def stall(group: ProcessGroup, _operator, done: threading.Event) -> None:
+        if done.wait(FIRST_STALL_AFTER_S):
             return
+        pid = next(c.pid for c in group.children if c.name == name)  # each child leads a session of its own
+        for _ in range(STALLS):
+            os.killpg(pid, signal.SIGSTOP)
+            time.sleep(stall_s)
+            os.killpg(pid, signal.SIGCONT)
+            if done.wait(STALL_EVERY_S):
+                return
+
+    return stall
 
 
 def one_run(robot: str, motor_model: str, policy: Path, stall_ms: float, workdir: Path) -> dict:
     spec = load_robot_spec(robot)
-    sim = sim_node(robot)
-    link = link_params(robot, DOMAIN)
-    overrides = {sim: {**link[sim], "log_path": str(workdir / "sim_log.npz"), "video_path": "", "log_rate_hz": 500.0,
-                       **({"motor_model": motor_model} if robot == "go2" else {})},
-                 "estimator_node": link["estimator_node"],
-                 "safety_monitor": {**link["safety_monitor"], "policy_path": str(policy),
-                                    "fault_log_path": str(workdir / "fault_log.jsonl")},
-                 "policy_node": {**link["policy_node"], "policy_path": str(policy)}}
-    ended = ""
-    stop = threading.Event()
-    with ProcessGroup(workdir / "logs", DOMAIN, config_dir=workdir, niceness=REHEARSAL_NICENESS) as group:
-        operator = Operator(DOMAIN, log=lambda _: None, name="joint_speed_peaks")
-        try:
-            launch_rehearsal(group, operator, overrides, log=lambda _: None)
-            if stall_ms > 0:
-                threading.Thread(target=stall_simulator, args=(group, sim, stall_ms / 1e3, stop), daemon=True).start()
-            run_session(operator, group, SEGMENTS)
-        except SessionError as e:
-            ended = str(e)
-        finally:
-            stop.set()
-            operator.save(workdir / "session.npz")
-            operator.close()
+    outcome = rehearse_walk(workdir, domain=DOMAIN, robot=robot, policy=policy,
+                            motor_model=motor_model if robot == "go2" else None, sim_params={"log_rate_hz": 500.0},
+                            while_walking=stall_simulator(sim_node(robot), stall_ms / 1e3) if stall_ms > 0 else None,
+                            log=lambda _: None, operator_name="joint_speed_peaks")
+    ended = outcome.error
     faults = [f"{e['cause']}: {e['detail']}" for e in read_fault_log(workdir / "fault_log.jsonl")
               if e["event"] == "fault"]
     sim = simulator_metrics(load_session(workdir / "session.npz"), workdir / "sim_log.npz")

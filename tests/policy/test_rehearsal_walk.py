@@ -13,22 +13,12 @@ and the safety monitor must raise no fault. The Go1 runs under the drivers' mode
 
 import os
 import signal
-import threading
 import time
 
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo import run_session, walk_test_segments
-from surrogait_rehearsal.harness.operator import Operator, SessionError
-from surrogait_rehearsal.harness.processes import (
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    launch_rehearsal,
-    link_params,
-    shipped_policy_path,
-    sim_node,
-)
+from surrogait_rehearsal.harness.processes import shipped_policy_path
 from surrogait_rehearsal.report import (
     fall_metrics,
     load_session,
@@ -36,46 +26,21 @@ from surrogait_rehearsal.report import (
     simulator_metrics,
     tracking_metrics,
 )
+from surrogait_rehearsal.walk_rehearsal import rehearse_walk
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)
-SEGMENTS = walk_test_segments()
 
 
 def rehearse(tmp_path, robot: str, motor_model: str, while_walking=None) -> None:
-    """The scripted walk over the real processes; `while_walking(group, operator)` runs in a thread from WALK on."""
+    """The walk rehearsal over the real processes (its records in tmp_path); fails the test if it stops early."""
     policy = shipped_policy_path(robot)
     assert policy.is_file(), f"the shipped policy {policy} is missing"
-    link = link_params(robot, DOMAIN)
-    sim = sim_node(robot)
-    overrides = {sim: {**link[sim], "log_path": str(tmp_path / "sim_log.npz"), "video_path": "",
-                       "motor_model": motor_model},
-                 "estimator_node": link["estimator_node"],
-                 "safety_monitor": {**link["safety_monitor"], "policy_path": str(policy),
-                                    "fault_log_path": str(tmp_path / "fault_log.jsonl")},
-                 "policy_node": {**link["policy_node"], "policy_path": str(policy)}}
-    operator = None
-    with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
-        try:
-            operator = Operator(DOMAIN, log=print, name="surrogait_demo")
-            try:
-                launch_rehearsal(group, operator, overrides, log=print)
-                if while_walking is not None:
-                    def when_walking(op=operator):
-                        op.wait_for("WALK", lambda: op.policy_state == "WALK", 60.0)
-                        while_walking(group, op)
-
-                    threading.Thread(target=when_walking, daemon=True).start()
-                run_session(operator, group, SEGMENTS)
-            except SessionError as e:
-                operator.save(tmp_path / "session.npz")
-                sim = simulator_metrics(load_session(tmp_path / "session.npz"), tmp_path / "sim_log.npz")
-                logs = "\n".join(f"--- {c.name}\n{c.tail()}" for c in group.children)
-                pytest.fail(f"the rehearsal session failed: {e}\nsimulator: {sim}\n{logs}")
-            operator.save(tmp_path / "session.npz")
-        finally:
-            if operator is not None:
-                operator.close()
+    outcome = rehearse_walk(tmp_path, domain=DOMAIN, robot=robot, policy=policy, motor_model=motor_model,
+                            while_walking=while_walking)
+    if outcome.error:
+        sim = simulator_metrics(load_session(tmp_path / "session.npz"), tmp_path / "sim_log.npz")
+        pytest.fail(f"the rehearsal session failed: {outcome.error}\nsimulator: {sim}\n{outcome.process_logs}")
 
 
 @pytest.mark.rehearsal
@@ -118,9 +83,10 @@ def test_a_whole_host_stall_while_walking_is_no_fault_and_the_walk_goes_on(tmp_p
     Each comes back with nothing wrong but lost time: the monitor must not call that a silent, stale or
     stalled policy, and the policy node must not damp on a state the stall kept from it."""
 
-    def stall_the_host(group, operator):
+    def stall_the_host(group, operator, done):
         for _ in range(3):
-            time.sleep(1.0)
+            if done.wait(1.0):
+                return
             pids = [child.pid for child in group.children]  # each child leads a process group of its own
             for pid in pids:
                 os.killpg(pid, signal.SIGSTOP)
