@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,12 +40,7 @@ def stall_every_process(stall_s: float, stalls: int) -> Callable:
         for _ in range(stalls):
             if done.wait(STALL_EVERY_S):
                 return
-            groups = [child.pid for child in group.children]  # each child leads a process group of its own
-            for pgid in groups:
-                os.killpg(pgid, signal.SIGSTOP)
-            time.sleep(stall_s)
-            for pgid in groups:
-                os.killpg(pgid, signal.SIGCONT)
+            group.pause(stall_s)
 
     return stall
 

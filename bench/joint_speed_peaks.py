@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -45,11 +42,8 @@ def stall_simulator(name: str, stall_s: float):
     def stall(group: ProcessGroup, _operator, done: threading.Event) -> None:
         if done.wait(FIRST_STALL_AFTER_S):
             return
-        pid = next(c.pid for c in group.children if c.name == name)  # each child leads a session of its own
         for _ in range(STALLS):
-            os.killpg(pid, signal.SIGSTOP)
-            time.sleep(stall_s)
-            os.killpg(pid, signal.SIGCONT)
+            group.pause(stall_s, names=[name])
             if done.wait(STALL_EVERY_S):
                 return
 

@@ -11,9 +11,6 @@ LowCmd (`driver`, as the robot's drivers) and a torque computed when a LowCmd ar
 and the safety monitor must raise no fault. The Go1 runs under the drivers' model.
 """
 
-import os
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -87,12 +84,7 @@ def test_a_whole_host_stall_while_walking_is_no_fault_and_the_walk_goes_on(tmp_p
         for _ in range(3):
             if done.wait(1.0):
                 return
-            pids = [child.pid for child in group.children]  # each child leads a process group of its own
-            for pid in pids:
-                os.killpg(pid, signal.SIGSTOP)
-            time.sleep(HOST_STALL_S)
-            for pid in pids:
-                os.killpg(pid, signal.SIGCONT)
+            group.pause(HOST_STALL_S)
 
     rehearse(tmp_path, "go2", "driver", while_walking=stall_the_host)
     events = read_fault_log(tmp_path / "fault_log.jsonl")

@@ -366,6 +366,16 @@ class ProcessGroup:
                 except subprocess.TimeoutExpired:
                     pass
 
+    def pause(self, seconds: float, names: Iterable[str] | None = None) -> None:
+        """Stop these children (all by default), each with its process group, at once for `seconds`, then let
+        them go on: what a hypervisor's pause of the whole machine (or one process's descheduling) does."""
+        pgids = [child.pid for child in self.children if names is None or child.name in names]
+        for pgid in pgids:  # each child leads a process group of its own
+            os.killpg(pgid, signal.SIGSTOP)
+        time.sleep(seconds)
+        for pgid in pgids:
+            os.killpg(pgid, signal.SIGCONT)
+
     def kill_all(self) -> None:
         """SIGKILL every group at once (a test's teardown)."""
         for child in self.children:
