@@ -7,6 +7,8 @@ turn, walk 1.0 m/s, stop, damp) N times per configuration, each with fresh proce
   - trained    a policy trained here for --train-budget-s (120 s), motor model `driver`
   - trained_each  as every `make demo`: each run trains its own policy (scripts/demo.py's training and
                 pre-flight), then rehearses it; motor model `driver`
+  - gait_switch the shipped multi-gait policy (pretrained/go2_gaits.onnx), switching from trot to pace,
+                bound or gallop (in turn) as the turn begins; motor model `driver`
 and reports completions (the demo's exit code), falls (ground truth) and safety faults by cause.
 A fault is *real* when the ground truth shows it: a joint rule judges the simulator's own joint
 state (real); a height or tilt fault is real when the ground-truth base height or tilt at the
@@ -15,7 +17,7 @@ latch confirms it; a silence (policy_silent, lowstate_stale) is real only when a
     python bench/demo_reliability.py --runs 20 [--configs shipped on_command trained trained_each] [--trained-runs 10]
 
 Writes bench/results/demo_reliability.json and .md. Targets (issue 12): shipped 20/20 under each
-motor model, trained and trained_each ≥ 9/10, no fault whose cause is not real.
+motor model, trained and trained_each ≥ 9/10, gait_switch every run (issue 14), no fault whose cause is not real.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_rehearsal.demo import shipped_gaits_policy
 from surrogait_rehearsal.harness.processes import shipped_policy_path
 from surrogait_rehearsal.report import GT, load_session, read_fault_log
 
@@ -42,8 +45,10 @@ from machine_info import describe_machine, machine_facts  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 CONFIGS = {"shipped": ("shipped", "driver"), "on_command": ("shipped", "on_command"), "trained": ("trained", "driver"),
-           "trained_each": ("trained_each", "driver")}
-TARGETS = {"shipped": 1.0, "on_command": 1.0, "trained": 0.9, "trained_each": 0.9}  # completed fraction
+           "trained_each": ("trained_each", "driver"), "gait_switch": ("gaits", "driver")}
+TARGETS = {"shipped": 1.0, "on_command": 1.0, "trained": 0.9, "trained_each": 0.9,
+           "gait_switch": 1.0}  # completed fraction
+SWITCH_TO = ("pace", "bound", "gallop")  # gait_switch: run i switches from trot to SWITCH_TO[i % 3] as the turn begins
 SILENCES = ("policy_silent", "lowstate_stale")
 JOINT_STATE_CAUSES = ("joint_position_limit", "joint_velocity", "estimated_torque", "state_not_finite")
 RUN_TIMEOUT_S = 300
@@ -78,9 +83,9 @@ def fault_is_real(fault: dict, session: dict, t_latch: float | None, children_di
     return False
 
 
-def one_run(run_dir: Path, policy: Path, motor_model: str, domain: int) -> dict:
+def one_run(run_dir: Path, policy: Path, motor_model: str, domain: int, extra_args: tuple[str, ...] = ()) -> dict:
     cmd = [sys.executable, "-m", "surrogait_rehearsal.demo", "--policy", str(policy), "--no-video",
-           "--motor-model", motor_model, "--domain", str(domain), "--run-dir", str(run_dir)]
+           "--motor-model", motor_model, "--domain", str(domain), "--run-dir", str(run_dir), *extra_args]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -154,8 +159,9 @@ def markdown(result: dict) -> str:
                      f"{faults} | ≥ {TARGETS[name] * s['runs']:.0f}/{s['runs']}, no fault not real: "
                      f"{'met' if c['meets_target'] else 'NOT met'} |")
     lines += ["", "Each run: `python -m surrogait_rehearsal.demo --policy P --no-video --motor-model M` with fresh "
-              "processes (trained_each: after its own training, as scripts/demo.py's); completed = exit code 0 "
-              "(no safety damp, no fall, no dead process, no refused step)."]
+              "processes (trained_each: after its own training, as scripts/demo.py's; gait_switch: with `--switch-gait "
+              f"G`, G = {', '.join(SWITCH_TO)} in turn); completed = exit code 0 (no safety damp, no fall, no dead "
+              "process, no refused step)."]
     for name, c in result["configs"].items():
         preflown = [r["preflight"] for r in c["runs"] if "preflight" in r]
         if preflown:
@@ -181,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MUJOCO_GL", "osmesa")
     os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
     machine = describe_machine()
-    policies = {"shipped": shipped_policy_path()}
+    policies = {"shipped": shipped_policy_path(), "gaits": shipped_gaits_policy("go2")}
     result = {"benchmark": "demo_reliability", "machine": machine, "machine_facts": machine_facts(),
               "command": "python bench/demo_reliability.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "configs": {}}
@@ -197,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             if source == "trained_each":  # as every `make demo`: its own training, then its own rehearsal
                 print(f"[{name}] run {i + 1}/{n}: training a policy for {args.train_budget_s:.0f} s", flush=True)
                 policies[source] = train_policy(run_dir / "trained", args.train_budget_s)
-            r = one_run(run_dir, policies[source], motor_model, args.domain)
+            switch = ("--switch-gait", SWITCH_TO[i % len(SWITCH_TO)]) if name == "gait_switch" else ()
+            r = one_run(run_dir, policies[source], motor_model, args.domain, switch)
             if source == "trained_each":
                 preflown = json.loads((run_dir / "trained" / "preflight.json").read_text())
                 r["preflight"] = {"flown": len(preflown), "cleared": any(p["cleared"] for p in preflown)}

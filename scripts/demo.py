@@ -5,6 +5,7 @@
                            [rehearsal options: --domain N --no-video --motor-model M]
     make demo DEMO_ARGS="--robot go1"
     make demo DEMO_ARGS="--simulator gazebo"     (where Gazebo Harmonic and ros_gz_bridge are installed)
+    make demo DEMO_ARGS="--terrain rough --switch-gait pace"   (the shipped multi-gait policy, no training)
 
 1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
    --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies the
@@ -94,16 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--simulator", choices=rehearsal.SIMULATORS, default="mujoco",
                         help="where to rehearse: mujoco (default), gazebo (gz sim + ros_gz_bridge) or "
                              "gazebo-standin (a MuJoCo stand-in for them); Gazebo: Go2 only")
+    parser.add_argument("--switch-gait", default=None, metavar="GAIT",
+                        help="switch gait while walking: rehearses the shipped multi-gait policy (or --policy) "
+                             "without training, since the demo's minutes train a trot only")
     args, rehearsal_args = parser.parse_known_args(argv)
     if args.simulator != "mujoco" and args.robot != "go2":
         parser.error(f"--simulator {args.simulator} rehearses the Go2 only")  # before minutes of training
     run_dir = (args.run_dir or rehearsal.default_run_dir()).resolve()
     rehearsal_args += ["--run-dir", str(run_dir), "--robot", args.robot, "--simulator", args.simulator]
     rehearsal_args += ["--quick"] if args.quick else []
+    rehearsal_args += ["--switch-gait", args.switch_gait] if args.switch_gait else []
     if args.policy:
         rehearsal_args += ["--policy", args.policy]
-    elif args.use_shipped_policy:
-        rehearsal_args += ["--use-shipped-policy"]
+    elif args.use_shipped_policy or args.switch_gait:
+        rehearsal_args += ["--use-shipped-policy"]  # with --switch-gait: the shipped multi-gait policy
     else:
         budget_s = args.train_budget_s if args.train_budget_s is not None else (20.0 if args.quick else 120.0)
         run_dir.mkdir(parents=True, exist_ok=True)

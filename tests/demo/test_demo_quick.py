@@ -65,3 +65,39 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
     assert "the pre-flight:" in report and "pre-flight of the newest" in out
     assert not processes_mentioning(str(run_dir)), "the demo left child processes running"
+
+
+@pytest.mark.rehearsal
+def test_a_gait_switch_demo_rehearses_the_shipped_multi_gait_policy_and_switches_to_bound_while_walking(tmp_path):
+    from surrogait_rehearsal.report import load_session
+
+    run_dir = tmp_path / "gaits"
+    env = dict(os.environ, MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    result = subprocess.run(
+        [sys.executable, str(DEMO), "--switch-gait", "bound", "--quick", "--no-video", "--domain", DOMAIN,
+         "--run-dir", str(run_dir)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    out = result.stdout + result.stderr
+    assert "trained here" not in out and "go2_gaits.onnx" in out, "no training: the shipped multi-gait policy"
+    assert result.returncode == 0 and "result: COMPLETED" in out, out[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert [gait for _, gait in metrics["gaits"]] == ["trot", "bound"]
+    turn = load_session(run_dir / "session.npz")["segments"][1]
+    assert turn["start_s"] <= metrics["gaits"][1][0] <= turn["end_s"], "switched as the turn began, while walking"
+    assert not [e for e in metrics["safety"]["events"] if e.get("event") == "fault"]
+    assert "- Gaits: trot from" in (run_dir / "report.md").read_text()
+    assert not processes_mentioning(str(run_dir)), "the demo left child processes running"
+
+
+def test_a_gait_switch_the_policy_was_not_trained_for_is_refused_before_anything_starts(tmp_path):
+    trot = Path(__file__).resolve().parents[2] / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+    result = subprocess.run(
+        [sys.executable, "-m", "surrogait_rehearsal.demo", "--policy", str(trot), "--switch-gait", "bound",
+         "--domain", DOMAIN, "--run-dir", str(tmp_path / "refused")],
+        capture_output=True, text=True, timeout=120,
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert "cannot switch to the gait 'bound': the policy was trained for trot only" in out
+    assert "go2_gaits.onnx" in out and "[2/4]" not in out, "refused before any process started"

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.demo import demo_segments, terrain_note
+from surrogait_rehearsal.demo import demo_segments, gait_switch_refusal, get_policy, parse_args, terrain_note
 from surrogait_rehearsal.harness.operator import Segment
 from surrogait_rehearsal.report import RunFiles, build_report, fall_metrics, simulator_metrics, tracking_metrics
 
@@ -102,3 +102,22 @@ def test_a_terrain_rehearsal_says_which_policies_its_height_field_suits():
     go1_rough = terrain_note("rough", robot="go1")
     assert "go2_trot_rough" not in go1_rough
     assert "no policy fine-tuned for rough ground is shipped for the go1" in go1_rough
+
+
+def test_a_gait_switch_the_policy_cannot_make_is_refused_with_the_way_out():
+    four = ("trot", "pace", "bound", "gallop")
+    assert gait_switch_refusal("bound", four, "go2") is None
+    refusal = gait_switch_refusal("bound", ("trot",), "go2")
+    assert "trained for trot only" in refusal
+    shipped = Path(refusal.split("--policy ")[1].split()[0])
+    assert shipped.name == "go2_gaits.onnx" and shipped.is_file()
+    assert "walks trot, pace, bound, gallop" in refusal
+    assert "knows trot, pace, bound, gallop" in gait_switch_refusal("amble", ("trot",), "go2")
+    assert "none is shipped for the go1" in gait_switch_refusal("bound", ("trot",), "go1")
+
+
+def test_a_gait_switch_without_a_policy_rehearses_the_shipped_multi_gait_policy():
+    assert get_policy(parse_args(["--switch-gait", "pace"]))[0].name == "go2_gaits.onnx"
+    assert get_policy(parse_args([]))[0].name == "go2_trot.onnx"
+    given = get_policy(parse_args(["--switch-gait", "pace", "--policy", "mine.onnx"]))[0]
+    assert given.name == "mine.onnx"

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from surrogait_core.policy.contract import SCHEMA_VERSION, read_contract
 from surrogait_core.robot_spec import load_robot_spec
@@ -61,3 +62,29 @@ def test_the_rough_ground_policy_does_not_fall_where_the_flat_one_does_and_still
     flat = evaluate_policy(SHIPPED_ROUGH, num_episodes=32, episode_s=10.0)
     assert flat.walks, (flat.fall_rate, flat.vx_rmse, flat.yaw_rate_rmse)
     assert read_contract(SHIPPED_ROUGH, robot="go2") == read_contract(SHIPPED, robot="go2")
+
+
+SHIPPED_GAITS = SHIPPED.with_name("go2_gaits.onnx")
+FOUR_GAITS = ("trot", "pace", "bound", "gallop")
+
+
+def test_the_multi_gait_policy_lists_its_four_gaits_trot_first_and_the_trot_file_s_robot_settings():
+    contract = read_contract(SHIPPED_GAITS, robot="go2")
+    assert contract.gait_names == FOUR_GAITS and contract.gait.name == "trot"
+    assert SHIPPED_GAITS.stat().st_size < 400 * 1024
+    trot = read_contract(SHIPPED, robot="go2")
+    assert contract.obs_size == trot.obs_size + 6  # + gait_params: period, duty factor, four phase offsets
+    assert contract.default_joint_pos == trot.default_joint_pos and contract.control_dt_s == trot.control_dt_s
+
+
+@pytest.mark.parametrize("gait", FOUR_GAITS)
+def test_each_gait_of_the_multi_gait_policy_walks_on_flat_ground(gait):
+    # bound and gallop over vx in [0.5, 1.5] m/s, trot and pace over [0.3, 1.0] (evaluate.GAIT_EVAL_VX)
+    result = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=10.0, gait=gait)
+    assert result.walks, (gait, sum(result.fell), result.vx_rmse, result.yaw_rate_rmse)
+
+
+def test_the_multi_gait_policy_trots_across_the_rough_course():
+    # bench/results/skills.md: crossed 100 %, 0/32 fell (target: >= 95 % crossed)
+    rough = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=12.0, gait="trot", terrain="rough")
+    assert rough.crossed_rate >= 0.95 and sum(rough.fell) <= 1, (rough.crossed_rate, sum(rough.fell))

@@ -4,7 +4,8 @@
                                        [--motor-model M] [--simulator mujoco|gazebo|gazebo-standin]
 
 `make demo` (scripts/demo.py) trains a policy first and passes it here with --policy.
-1. takes the policy given with --policy (else the shipped one) and checks its contract;
+1. takes the policy given with --policy (else the shipped one: with --switch-gait, the shipped multi-gait
+   policy) and checks its contract;
 2. starts the rehearsal as separate processes — the MuJoCo robot speaking its wire (the Go2's
    unitree_sdk2 DDS, or the Go1's unitree_legged_sdk UDP with the safety monitor as the link's
    gateway), the policy node, and the state estimator and safety monitor where installed — each
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 
 from surrogait_core import interfaces
+from surrogait_core.policy.contract import read_contract
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.terrain import TERRAINS
 from surrogait_rehearsal.gazebo_rehearsal import (
@@ -60,6 +62,7 @@ from surrogait_rehearsal.host_steal import StealSampler
 from surrogait_rehearsal.report import RunFiles, build_report
 
 ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course
+GAITS_POLICY = "{robot}_gaits.onnx"  # beside the robot's shipped trot: trot, pace, bound and gallop (issue 14)
 
 
 def say(text: str) -> None:
@@ -114,10 +117,32 @@ def terrain_note(terrain: str, robot: str = "go2") -> str | None:
     return note + f"; no policy fine-tuned for rough ground is shipped for the {robot} (pretrained/README.md)"
 
 
+def shipped_gaits_policy(robot: str) -> Path | None:
+    """The robot's shipped multi-gait policy, if one is shipped."""
+    path = shipped_policy_path(robot).with_name(GAITS_POLICY.format(robot=robot))
+    return path if path.is_file() else None
+
+
+def gait_switch_refusal(gait: str, policy_gaits: tuple[str, ...], robot: str) -> str | None:
+    """Why the session cannot switch to `gait` with a policy trained for `policy_gaits` (None: it can)."""
+    if gait in policy_gaits:
+        return None
+    why = f"cannot switch to the gait {gait!r}: the policy was trained for {', '.join(policy_gaits)} only"
+    shipped = shipped_gaits_policy(robot)
+    if shipped is None:
+        return why + f"; rehearse a multi-gait policy with --policy (none is shipped for the {robot})"
+    from_shipped = read_contract(shipped, robot=robot).gait_names
+    if gait not in from_shipped:
+        return why + f"; the shipped multi-gait policy knows {', '.join(from_shipped)}"
+    return why + f"; --policy {shipped} walks {', '.join(from_shipped)} (or leave out --policy)"
+
+
 def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     """The ONNX file to rehearse, and where it came from."""
     if args.policy:
         return Path(args.policy).resolve(), args.policy_source or "given with --policy"
+    if args.switch_gait is not None and (gaits := shipped_gaits_policy(args.robot)) is not None:
+        return gaits, "the shipped multi-gait policy (--switch-gait without --policy)"
     if args.use_shipped_policy:
         return shipped_policy_path(args.robot), "the shipped policy (--use-shipped-policy)"
     return shipped_policy_path(args.robot), "the shipped policy (no --policy given)"
@@ -170,8 +195,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="rough, slope or stairs: the session walks straight over that course (surrogait_core."
                              "terrain) instead of the flat-ground script (MuJoCo rehearsal only)")
     parser.add_argument("--switch-gait", default=None, metavar="GAIT",
-                        help="a multi-gait policy: switch to this gait (policy/gait/GAIT) as the second segment "
-                             "starts; the report marks the change on the velocity plot")
+                        help="switch to this gait (policy/gait/GAIT) as the second segment starts; the report "
+                             "marks the change on the velocity plot. Needs a multi-gait policy: without --policy, "
+                             "the robot's shipped one (pretrained/<robot>_gaits.onnx)")
     parser.add_argument("--simulator", choices=SIMULATORS, default="mujoco",
                         help="mujoco (go2_sim / go1_sim, the default); gazebo (gz sim + ros_gz_bridge + the Gazebo "
                              "bridge node; needs Gazebo Harmonic and ros_gz_bridge); gazebo-standin (the same with a "
@@ -211,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     contract = OnnxPolicy(policy, robot=args.robot).contract  # refuses a bad file before anything starts
     say(f"  {policy} ({policy_source}); {contract.obs_size} obs -> {contract.action_size} actions, "
         f"{1 / contract.control_dt_s:.0f} Hz, gait {contract.gait.name}")
+    if args.switch_gait is not None and (refusal := gait_switch_refusal(args.switch_gait, contract.gait_names,
+                                                                        args.robot)) is not None:
+        say(f"surrogait demo: {refusal}")
+        return 2
     if (note := terrain_note(args.terrain, args.robot)) is not None:
         say(note)
 

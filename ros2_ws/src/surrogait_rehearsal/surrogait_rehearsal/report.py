@@ -46,6 +46,8 @@ def load_session(path: Path) -> dict:
             "sim_diagnostics": json.loads(str(z["sim_diagnostics"])) if "sim_diagnostics" in z else [],
             "segments": json.loads(str(z["segments"])),
             "gaits": json.loads(str(z["gaits"])) if "gaits" in z else [],
+            **({"ground_truth_stamp_unix_s": z["ground_truth_stamp_unix_s"]} if "ground_truth_stamp_unix_s" in z
+               else {}),
         }
 
 
@@ -292,6 +294,7 @@ def build_report(run_dir: Path, files: RunFiles, info: dict) -> tuple[Path, dict
         "loop_timing": timing_metrics(files.timing, session),
         "simulator": simulator_metrics(session, files.sim_log),
         "policy_states": session["policy_states"],
+        "gaits": session["gaits"],  # [session time, gait] on every change, the first the starting gait
         "safety": {"fault_log": str(files.fault_log) if files.fault_log else None, "events": faults,
                    "damp_states_seen": safety_damps},
         "info": info,
@@ -327,6 +330,7 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
         f"- Policy: `{info.get('policy_path')}` ({info.get('policy_source')})",
         f"- Processes: {', '.join(info.get('processes', []))}",
         f"- Session: {info.get('outcome', '')}",
+        *([f"- Gaits: {', then '.join(f'{g} from {t:.1f} s' for t, g in m['gaits'])}"] if m.get("gaits") else []),
         f"- Machine: {info.get('machine', '')}",
         "",
         "## Tracking (ground truth vs command, body frame)",

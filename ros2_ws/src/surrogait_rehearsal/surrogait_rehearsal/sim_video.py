@@ -31,7 +31,9 @@ _CLOSE_TIMEOUT_S = 120.0
 
 class VideoRecorder:
     def __init__(self, scene_path: str | Path, path: str | Path, fps: float = 20.0, width: int = 320,
-                 height: int = 240, track_body: str = "base", terrain: str = "flat") -> None:
+                 height: int = 240, track_body: str = "base", terrain: str = "flat", live: bool = True) -> None:
+        """`live`: a real-time loop's recorder, which skips frames rather than wait for the renderer; `live=False`
+        renders every frame it is given (a clip from a recording, surrogait_rehearsal.gait_clips)."""
         self.path = Path(path)
         if self.path.suffix not in VIDEO_SUFFIXES:
             raise ValueError(f"video_path {self.path}: expected a file ending in {' or '.join(VIDEO_SUFFIXES)}")
@@ -57,6 +59,8 @@ class VideoRecorder:
             self._stop_child()
             raise RuntimeError(f"cannot render video to {self.path}: {status} (offscreen rendering needs "
                                "MUJOCO_GL=osmesa and libosmesa6, or MUJOCO_GL=egl)")
+        if not live:
+            return
         os.set_blocking(self._proc.stdin.fileno(), False)
         try:  # a one-page pipe (~25 frames): a slow renderer skips frames instead of queueing minutes of them
             fcntl.fcntl(self._proc.stdin.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
@@ -64,7 +68,7 @@ class VideoRecorder:
             pass
 
     def maybe_capture(self, data: mujoco.MjData) -> None:
-        """Call after a physics step; sends the pose when a video frame is due (never blocks)."""
+        """Call after a physics step; sends the pose when a video frame is due (never blocks when live)."""
         if data.time + 1e-9 < self._next_frame_s:
             return
         self._next_frame_s += 1.0 / self._fps

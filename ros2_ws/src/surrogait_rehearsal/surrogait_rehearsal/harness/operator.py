@@ -382,6 +382,9 @@ class Operator:
             np.savez(
                 path,
                 ground_truth=ground_truth[:, :12],
+                # the simulator's stamp of each row (system time, as its recording's stamp_unix_s): the bridge from
+                # the session's clock to the simulation's (surrogait_rehearsal.gait_clips)
+                ground_truth_stamp_unix_s=ground_truth[:, 12],
                 odometry=odometry[:, :5],
                 commands=commands,
                 policy_states=json.dumps(self.policy_states),
