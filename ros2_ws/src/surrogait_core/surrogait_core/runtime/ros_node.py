@@ -7,6 +7,7 @@ testable without ROS.
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -22,6 +23,7 @@ T = TypeVar("T")
 
 EXIT_BAD_CONFIG = 2  # bad parameters, an unreadable parameters file, a refused policy file...
 EXIT_FAILED = 1  # a failure while running
+STACK_DUMP_SIGNAL = signal.SIGUSR1  # `kill -USR1 PID`: a node's thread stacks on its stderr
 SPIN_TIMEOUT_S = 0.1  # the executor's longest wait: how soon a SIGINT/SIGTERM is acted on
 
 
@@ -76,7 +78,11 @@ def run_node(make_node: Callable[[], Node], node_name: str, argv: list[str] | No
        (other mistakes a user can fix: a refused policy file...), is one error line and EXIT_BAD_CONFIG.
     4. The node's `run(stop)` if it has one (returns the exit code), else `spin_until(node, stop)` and 0.
     5. The node's `stop()` if it has one (once started), `destroy_node()`, `rclpy.try_shutdown()`.
+
+    SIGUSR1 writes every thread's stack to stderr (faulthandler: from C, so it works while the main thread
+    is stuck inside a C call): how a process that does not exit on SIGINT shows where it hangs.
     """
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -8,6 +8,7 @@ environment of every process they start.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
+
+from surrogait_core.runtime.ros_node import STACK_DUMP_SIGNAL
 
 if TYPE_CHECKING:
     from surrogait_rehearsal.harness.operator import Operator
@@ -206,6 +209,20 @@ def _signal_group(process: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def dump_stacks(children: Iterable[Child], settle_s: float = 0.5) -> None:
+    """Have each child that is still running write its threads' stacks to its log (a node's STACK_DUMP_SIGNAL,
+    surrogait_core.runtime.ros_node), before it is killed: a hung shutdown then says where it hung."""
+    signalled = False
+    for child in children:
+        if child.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGCONT)
+                os.kill(child.pid, STACK_DUMP_SIGNAL)
+                signalled = True
+    if signalled:
+        time.sleep(settle_s)
+
+
 @dataclasses.dataclass
 class Child:
     """One started process, in a session of its own, its output in `log_path`."""
@@ -246,6 +263,7 @@ class Child:
             try:
                 self.process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
+                dump_stacks([self])
                 self.kill()
         return self.process.returncode
 
@@ -355,6 +373,8 @@ class ProcessGroup:
             alive = [c for c in reversed(self.children) if c.process.poll() is None]
             if not alive:
                 break
+            if sig != signal.SIGINT:  # the ones that did not stop on SIGINT: their stacks go to their logs
+                dump_stacks(alive)
             for child in alive:
                 if sig != signal.SIGKILL:
                     _signal_group(child.process, signal.SIGCONT)  # a stopped process cannot handle a signal
