@@ -88,7 +88,29 @@ def markdown(report: dict) -> str:
         lines.append(f"| {gait} | " + " | ".join(row) + " |")
     judged = [meets(c) for c in report["cells"] if meets(c) is not None]
     lines += ["", f"Targets met: {sum(judged)}/{len(judged)} cells."]
+    misses = [shortfall(c) for c in report["cells"] if meets(c) is False]
+    lines += [f"Missed: {'; '.join(misses)}." if misses else "Missed: none."]
     return "\n".join(lines) + "\n"
+
+
+def shortfall(cell: dict) -> str:
+    """A missed cell, its target and by how much it misses."""
+    name = f"{cell['gait']} on {cell['terrain']}"
+    if "error" in cell:
+        return f"{name} (error)"
+    if cell["terrain"] == "flat":
+        short = [f"{cell['falls']}/{cell['episodes']} fell (0 allowed)"] if cell["falls"] else []
+        for key, label, limit in (("vx_rmse", "vx RMSE", 0.15), ("yaw_rate_rmse", "yaw-rate RMSE", 0.2)):
+            value = cell[key]
+            if value is None:
+                short.append(f"no {label} (every robot fell)")
+            elif value > limit:
+                short.append(f"{label} {value:.3f} > {limit:g} (by {value - limit:.3f})")
+        return f"{name} does not WALK: {', '.join(short)}"
+    target = CROSS_TARGETS[cell["gait"], cell["terrain"]]
+    crossed = cell["crossed_rate"] or 0.0
+    points = round((target - crossed) * 100)
+    return f"{name} crossed {crossed:.0%} against ≥ {target:.0%} ({points} point{'s' * (points != 1)} short)"
 
 
 def plot(report: dict, path: Path) -> None:
