@@ -99,8 +99,11 @@ def shortfall(cell: dict) -> str:
     if "error" in cell:
         return f"{name} (error)"
     if cell["terrain"] == "flat":
+        from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE
+
         short = [f"{cell['falls']}/{cell['episodes']} fell (0 allowed)"] if cell["falls"] else []
-        for key, label, limit in (("vx_rmse", "vx RMSE", 0.15), ("yaw_rate_rmse", "yaw-rate RMSE", 0.2)):
+        for key, label, limit in (("vx_rmse", "vx RMSE", WALK_VX_RMSE), ("yaw_rate_rmse", "yaw-rate RMSE",
+                                                                         WALK_YAW_RMSE)):
             value = cell[key]
             if value is None:
                 short.append(f"no {label} (every robot fell)")

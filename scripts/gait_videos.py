@@ -22,9 +22,9 @@ import numpy as np
 
 from surrogait_core.policy.contract import read_contract
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.demo import GAITS_POLICY
+from surrogait_rehearsal.demo import shipped_gaits_policy
 from surrogait_rehearsal.gait_clips import gait_windows, render_window
-from surrogait_rehearsal.harness.processes import REPO_ROOT, shipped_policy_path
+from surrogait_rehearsal.harness.processes import REPO_ROOT
 from surrogait_rehearsal.report import load_session
 
 
@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--terrain", default="flat")
     parser.add_argument("--domain", type=int, default=1)
     args = parser.parse_args(argv)
-    policy = (args.policy or shipped_policy_path(args.robot).with_name(GAITS_POLICY.format(robot=args.robot)))
+    policy = args.policy or shipped_gaits_policy(args.robot)
+    if policy is None:
+        parser.error(f"no multi-gait policy is shipped for the {args.robot}: give one with --policy")
     gaits = read_contract(policy, robot=args.robot).gait_names
     if len(gaits) < 2:
         parser.error(f"{policy} walks one gait ({gaits[0]}): give a multi-gait policy with --policy")

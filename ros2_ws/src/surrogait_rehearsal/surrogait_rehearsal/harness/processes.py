@@ -367,14 +367,16 @@ class ProcessGroup:
     def stop_all(self, grace_s: float = 30.0, term_s: float | None = 3.0) -> None:
         """SIGINT every group (newest first: the simulator, started first, goes last; a SIGSTOPped process
         is continued first), wait up to `grace_s`; then SIGTERM (`term_s`, None to skip) and SIGKILL."""
+        stacks_dumped = False
         for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, term_s), (signal.SIGKILL, 3.0)):
             if wait_s is None:
                 continue
             alive = [c for c in reversed(self.children) if c.process.poll() is None]
             if not alive:
                 break
-            if sig != signal.SIGINT:  # the ones that did not stop on SIGINT: their stacks go to their logs
+            if sig != signal.SIGINT and not stacks_dumped:  # they did not stop on SIGINT: stacks to their logs
                 dump_stacks(alive)
+                stacks_dumped = True
             for child in alive:
                 if sig != signal.SIGKILL:
                     _signal_group(child.process, signal.SIGCONT)  # a stopped process cannot handle a signal
