@@ -46,20 +46,23 @@ def jax_device() -> str:
     return f"{device.platform}: {getattr(device, 'device_kind', str(device))} (JAX {jax.__version__})"
 
 
-def raw_physics_steps_per_s(overrides: list[str], num_envs: int, seconds: float) -> float:
-    """Physics steps per second (robots x substeps) of bare MJX stepping of standing robots, compile excluded."""
+def raw_physics(overrides: list[str], num_envs: int, seconds: float) -> dict:
+    """Bare MJX stepping of standing robots: physics steps per second (robots x substeps), compile excluded, and
+    the first step's seconds (the compile, or a load from JAX's compile cache)."""
     cfg = load_config(None, [*overrides, f"env.num_envs={num_envs}"])
     env = LocomotionEnv(cfg.env, seed=0)
     env.reset(seed=0)
     targets = np.tile(env.spec.default_joint_pos, (num_envs, 1))
+    start = time.perf_counter()
     state, _ = env.physics.step(env._mj_state.copy(), targets)  # compiles
+    first_step_s = time.perf_counter() - start
     calls, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         state, _ = env.physics.step(state, targets)
         calls += 1
     rate = calls * num_envs * cfg.env.substeps / (time.perf_counter() - start)
     env.close()
-    return rate
+    return {"raw_physics_steps_per_s": rate, "raw_first_step_s": round(first_step_s, 1)}
 
 
 def trainer_physics_steps_per_s(overrides: list[str], num_envs: int, iterations: int, work: Path) -> dict:
@@ -89,7 +92,12 @@ def markdown(report: dict) -> str:
         "| robots | raw physics steps/s | trainer physics steps/s | trainer / raw | s per iteration | warm-up s |",
         "|---|---|---|---|---|---|",
     ]
+    if report.get("raw_only"):
+        lines[-2:] = ["| robots | raw physics steps/s | first step (compile) s |", "|---|---|---|"]
     for r in report["runs"]:
+        if report.get("raw_only"):
+            lines.append(f"| {r['num_envs']} | {r['raw_physics_steps_per_s']:,.0f} | {r['raw_first_step_s']} |")
+            continue
         lines.append(f"| {r['num_envs']} | {r['raw_physics_steps_per_s']:,.0f} "
                      f"| {r['trainer_physics_steps_per_s']:,.0f} | {r['trainer_share_of_raw']:.2f} "
                      f"| {r['iteration_s']} | {r['warmup_s']} |")
@@ -110,6 +118,11 @@ def main() -> None:
     parser.add_argument("--raw-seconds", type=float, default=5.0)
     parser.add_argument("--time-to-walk", type=float, default=0.0,
                         help="training budget (s) of a time-to-walk run; 0: none")
+    parser.add_argument("--raw-only", action="store_true", help="bare physics only, no trainer")
+    parser.add_argument("--walk-only", action="store_true",
+                        help="only the time-to-walk run, at --walk-count robots (0: the fastest count of --scaling)")
+    parser.add_argument("--walk-count", type=int, default=0)
+    parser.add_argument("--scaling", help="a gpu_scaling JSON whose fastest trainer count --walk-only takes")
     parser.add_argument("--name", default="gpu_scaling")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. learner.critic_minibatches=16")
@@ -119,23 +132,27 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gpu_scaling_"))
     report = {"benchmark": "gpu_scaling", "device": jax_device(), "machine": describe_machine(),
               "torch": torch.__version__, "overrides": overrides, "command": " ".join(["python", *sys.argv]),
-              "runs": []}
-    for n in args.counts:
-        raw = raw_physics_steps_per_s(overrides, n, args.raw_seconds)
-        trainer = trainer_physics_steps_per_s(overrides, n, args.iterations, work)
-        row = {"num_envs": n, "raw_physics_steps_per_s": raw, **trainer}
-        row["trainer_share_of_raw"] = row["trainer_physics_steps_per_s"] / raw
+              "raw_only": args.raw_only, "runs": []}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for n in [] if args.walk_only else args.counts:
+        row = {"num_envs": n, **raw_physics(overrides, n, args.raw_seconds)}
+        if not args.raw_only:
+            row.update(trainer_physics_steps_per_s(overrides, n, args.iterations, work))
+            row["trainer_share_of_raw"] = row["trainer_physics_steps_per_s"] / row["raw_physics_steps_per_s"]
         report["runs"].append(row)
         print(row, flush=True)
+        (out / f"{args.name}.json").write_text(json.dumps(report, indent=2))  # a killed run keeps its counts
     if args.time_to_walk > 0:
         from train_to_walk import run_one
 
-        n = max(args.counts)
+        n = args.walk_count or max(args.counts)
+        if args.walk_only and not args.walk_count and args.scaling:
+            runs = json.loads(Path(args.scaling).read_text())["runs"]
+            n = max(runs, key=lambda r: r["trainer_physics_steps_per_s"])["num_envs"]
         run = run_one(f"walk_n{n}", [*overrides, f"env.num_envs={n}"], args.time_to_walk, 30.0, 32, work)
         report["time_to_walk"] = {"num_envs": n, "budget_s": args.time_to_walk, "first_walk": run["first_walk"],
                                   "evaluations": run["evaluations"]}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.name}.json").write_text(json.dumps(report, indent=2))
     (out / f"{args.name}.md").write_text(markdown(report))
     print(markdown(report))
