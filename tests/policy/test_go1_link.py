@@ -1,6 +1,7 @@
-"""The policy node's Go1 link (unitree_legged_sdk 3.8 UDP, the real SDK on real loopback sockets) and the
-node with `robot: go1` as a process against a stand-in Go1: packets, newest state, the reply timeout, the
-SDK's power protection, the parameters refused for a Go1, and the LowCmd stream of a stand-up."""
+"""The policy node's Go1 link (unitree_legged_sdk 3.8's UDP packets through the project's codec, no SDK binary,
+on real loopback sockets) and the node with `robot: go1` as a process against a stand-in Go1: packets, newest
+state, the reply timeout, the SDK's power protection, the parameters refused for a Go1, and the LowCmd stream of
+a stand-up. (The codec and the power protection are compared with the SDK itself in tests/core.)"""
 
 from __future__ import annotations
 
