@@ -1,11 +1,17 @@
 """The launch tests run against ros2_ws built with colcon (once per session, ~15 s), as on a ROS machine."""
 
+import os
+from pathlib import Path
+
 import pytest
 from colcon_workspace import PACKAGES, Workspace, build_workspace
 
 
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory) -> Workspace:
+    """A fresh colcon build; or, under `make test-jazzy`, the one it built and runs from."""
+    if given := os.environ.get("SURROGAIT_COLCON_WORKSPACE"):
+        return Workspace(Path(given))
     return build_workspace(tmp_path_factory.mktemp("colcon_ws"))
 
 
