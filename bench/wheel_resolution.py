@@ -27,6 +27,11 @@ PLATFORMS = {
     "linux/amd64": ["manylinux2014_x86_64", *(f"manylinux_2_{m}_x86_64" for m in GLIBC_MINORS), "linux_x86_64"],
     "linux/arm64": ["manylinux2014_aarch64", *(f"manylinux_2_{m}_aarch64" for m in GLIBC_MINORS), "linux_aarch64"],
 }
+# What the deployment does where a pin has no wheel (written under the table).
+WHERE_NO_WHEEL = {
+    "cyclonedds": "docker/deploy.Dockerfile builds the Cyclone DDS C library 11.0.1 and this binding from its sdist "
+                  "against it in a builder stage (docs/install.md says how without Docker).",
+}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)")
 
 
@@ -87,7 +92,11 @@ def main() -> int:
     lines += ["", f"**{len(table) * len(PLATFORMS) - len(unresolved)} of {len(table) * len(PLATFORMS)} resolve.**"
               + (" Without a wheel: " + ", ".join(f"{n} ({p})" for n, p in unresolved) + "." if unresolved else ""),
               ""]
-    out.with_suffix(".md").write_text("\n".join(lines))
+    missing = sorted({n for n, _ in unresolved})
+    lines += [f"- {name}: {WHERE_NO_WHEEL[name]}" for name in missing if name in WHERE_NO_WHEEL]
+    lines += ["- Each pin alone (`--no-deps`): the `ros-jazzy-*` pins are pure-Python wheels whose binary dependencies "
+              "(rclpy's C extensions, rmw) are not checked here."]
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}.json and .md; unresolved: {unresolved or 'none'}")
     return 0
 
