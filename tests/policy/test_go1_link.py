@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -34,7 +35,8 @@ from surrogait_policy.robot_link import LinkError, damp_on_protection
 ROBOT_PORT, LOCAL_PORT = 18417, 18481
 NODE_ROBOT_PORT, NODE_LOCAL_PORT = 18427, 18491
 DOMAIN = 57
-POLICY_NODE = str(Path(sys.executable).parent / "policy_node")
+# This interpreter's console script, else the one on PATH (make test-jazzy: the script colcon installed).
+POLICY_NODE = shutil.which("policy_node", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 LINK_UP = f"unitree_legged_sdk UDP link to 127.0.0.1:{NODE_ROBOT_PORT} up (local port {NODE_LOCAL_PORT})"
 
 
