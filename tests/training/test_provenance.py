@@ -3,15 +3,13 @@ wall-clock, and the commit it was trained at; a run started from another file or
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
-
+from surrogait_bringup.policies import policies_dir
 from surrogait_core.policy.provenance import describe, read_provenance
 from surrogait_train.config import load_config
 from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
-PRETRAINED = Path(str(resources.files("surrogait_train") / "pretrained"))
+PRETRAINED = policies_dir()
 
 
 def test_an_exported_run_records_its_learner_stage_and_commit(tmp_path, tiny_overrides):

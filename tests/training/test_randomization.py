@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from importlib import resources
 
 import mujoco
 import numpy as np
 import pytest
 import torch
 
+from surrogait_bringup.policies import shipped_policy
 from surrogait_train.conditions import ROBUSTNESS_MATRIX, EvalCondition, condition_by_name
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, load_config
 from surrogait_train.env import LocomotionEnv
@@ -187,7 +187,7 @@ def test_a_condition_changes_the_world_the_eval_robots_live_in():
 def test_eval_under_a_condition_reports_it():
     from surrogait_train.evaluate import evaluate_policy
 
-    policy = resources.files("surrogait_train") / "pretrained" / "go2_trot.onnx"
+    policy = shipped_policy("go2_trot.onnx")
     result = evaluate_policy(policy, num_episodes=2, episode_s=1.5, condition=condition_by_name("+3 kg"))
     assert result.condition == "+3 kg" and result.episodes == 2
     nominal = evaluate_policy(policy, num_episodes=2, episode_s=1.5)

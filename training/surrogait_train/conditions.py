@@ -78,8 +78,8 @@ ROBUSTNESS_MATRIX: tuple[EvalCondition, ...] = (
 )
 
 
-# Harder than the matrix, used to choose among checkpoints that meet it (pretrained/README.md): a stronger kick at
-# other times, and two perturbations at once.
+# Harder than the matrix, used to choose among checkpoints that meet it (surrogait_bringup/policies/README.md): a
+# stronger kick at other times, and two perturbations at once.
 BEYOND_THE_MATRIX: tuple[EvalCondition, ...] = (
     EvalCondition("push 0.8 m/s at 3 s and 6.5 s", lateral_push_m_s=0.8, push_times_s=(3.0, 6.5)),
     EvalCondition("delay 20 ms, friction 0.4", friction=0.4, action_delay_s=0.02),
