@@ -9,7 +9,8 @@ figure measured on the policy shipped now from one measured on a policy since re
     #  "policy_sha256": {"training/surrogait_train/pretrained/go2_trot.onnx": "<64 hex>"}}
 
 `commit_dirty` says the checkout had uncommitted changes to tracked files when the bench ran, so the
-commit alone does not pin the code. Paths inside the repository are written relative to its root.
+commit alone does not pin the code; bench/results/ does not count (benches run one after another write
+there). Paths inside the repository are written relative to its root.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def git_commit(root: Path = ROOT) -> tuple[str | None, bool | None]:
     """(HEAD's full hash, whether tracked files differ from it); (None, None) outside a git checkout."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                capture_output=True, text=True, check=True)
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                 ":(exclude)bench/results"], cwd=root, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None, None
     return head.stdout.strip(), bool(status.stdout.strip())

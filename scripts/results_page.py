@@ -174,6 +174,8 @@ class Provenance:
         self.history = self.git.history(RESULTS_DIR)
         self.head = self.git.head()
         self.top_level = {p.split("/", 1)[0] for p in self.tracked} | {"runs"}
+        # every policy file the history has seen, so a recorded absolute path maps onto it
+        self.known_paths = self.tracked | set(self.git.run("log", "--format=", "--name-only", "--", "*.onnx").split())
         self.now_by_hash: dict[str, str] = {}
         for p in sorted(self.tracked):
             if p.endswith(".onnx") and (root / p).is_file():
@@ -183,13 +185,18 @@ class Provenance:
 
     def repo_path(self, raw: str) -> str:
         """A recorded path made relative to the repository root where it points into a checkout of it
-        (/work/main/training/... -> training/...); otherwise as recorded."""
-        parts = PurePosixPath(raw).parts
-        if not PurePosixPath(raw).is_absolute():
-            return str(PurePosixPath(*parts)) if parts else raw
-        for i in range(1, len(parts)):
-            if parts[i] in self.top_level:
-                return str(PurePosixPath(*parts[i:]))
+        (/work/main/training/... -> training/...); otherwise as recorded. The checkout's own location may
+        contain a folder named like one of ours (/work/wt/docs/...), so a suffix that is a file the history
+        knows wins, then one under runs/, then the first folder of ours."""
+        path = PurePosixPath(raw)
+        if not path.is_absolute():
+            return str(path)
+        suffixes = [str(PurePosixPath(*path.parts[i:])) for i in range(1, len(path.parts))]
+        for test in (lambda i, p: p in self.known_paths, lambda i, p: path.parts[i] == "runs",
+                     lambda i, p: path.parts[i] in self.top_level):
+            for i, suffix in enumerate(suffixes, start=1):
+                if test(i, suffix):
+                    return suffix
         return raw
 
     def of_file(self, path: Path) -> FileProvenance:

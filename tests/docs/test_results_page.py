@@ -128,6 +128,15 @@ def test_a_recorded_hash_and_commit_are_used_as_recorded(repo):
     assert status.status == "STALE" and "(recorded)" in status.text
 
 
+def test_an_absolute_path_in_a_checkout_whose_location_has_one_of_our_folder_names_maps_onto_the_file(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs" / "x.md").write_text("a top-level folder named docs")
+    commit(repo, {"docs/x.md": b"docs", POLICY: b"policy v1",
+                  "bench/results/r.json": robustness_result("/work/wt/docs/" + POLICY, 0.1)}, "measure")
+    _, status = status_of(repo, "r.json", "/work/wt/docs/" + POLICY)
+    assert status.path == POLICY and status.status == "current"
+
+
 def test_a_policy_outside_the_repository_cannot_be_checked(repo):
     commit(repo, {"bench/results/r.json": robustness_result("runs/x/policy.onnx", 0.1)}, "measure")
     _, status = status_of(repo, "r.json", "runs/x/policy.onnx")
@@ -156,5 +165,8 @@ def test_the_benches_record_the_commit_and_each_policy_files_hash(repo):
     head = commit(repo, {POLICY: b"policy v1"}, "the policy")
     record = prov_helper.provenance([repo / POLICY], root=repo)
     assert record == {"commit": head, "commit_dirty": False, "policy_sha256": {POLICY: page.sha256(b"policy v1")}}
+    (repo / "bench" / "results" / "other.json").write_text("{}")
+    git(repo, "add", "bench/results/other.json")
+    assert prov_helper.provenance([], root=repo)["commit_dirty"] is False, "results files are not code"
     (repo / POLICY).write_bytes(b"policy v1, edited")
     assert prov_helper.provenance([], root=repo)["commit_dirty"] is True
