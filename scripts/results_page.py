@@ -288,10 +288,11 @@ class Row:
     policies: list[str] = field(default_factory=list)
     no_policy: str = ""  # why the figure depends on no policy file (it trains its own, it measures a probe)
     policy_unrecorded: bool = False  # a policy ran, but the file does not say which
+    commit: str = ""  # a commit the row itself records (a file of rows measured at different commits)
 
 
 def f3(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
+    return "–" if x is None or not math.isfinite(x) else f"{x:.3f}"  # inf: every robot fell
 
 
 def ms(x) -> str:
@@ -409,6 +410,18 @@ def train_to_walk(d: dict) -> Iterator[Row]:
             if fr:
                 text += f"; trainer env steps/s ÷ raw MuJoCo {min(fr):.2f}-{max(fr):.2f}"
         yield Row(text + f" (`{' '.join(d['overrides'])}`)", no_policy="trains its own policy")
+
+
+def skill_levers(d: dict) -> Iterator[Row]:
+    for name, r in d["rows"].items():
+        j = r.get("judged", {})
+        parts = [f"{g} {'WALKS' if w.get('walks') else 'does not walk'} ({w.get('falls')}/{w.get('episodes')} falls, "
+                 f"vx {f3(w.get('vx_rmse'))})" for g, w in j.get("walk", {}).items()]
+        parts += [f"{g} at a zero command {'holds' if st.get('holds') else 'does not hold'} "
+                  f"(vx {f3(st.get('vx_rmse'))})" for g, st in j.get("stand", {}).items()]
+        parts += [f"{t} crossed {c.get('crossed', 0) * 100:.0f} %" for t, c in j.get("terrain", {}).items()]
+        yield Row(f"`{name}` ({r.get('note', '')}; {r.get('iterations')} iterations): " + "; ".join(parts),
+                  no_policy="trains its own policy", commit=r.get("commit", ""))
 
 
 def trainer_throughput(d: dict) -> Iterator[Row]:
@@ -537,7 +550,8 @@ SECTIONS: list[tuple[str, str, list[tuple[str, Callable[[dict], Iterator[Row]]]]
      "is what they measured).", [
         ("train_to_walk", train_to_walk), ("trainer_throughput", trainer_throughput),
         ("sample_efficiency", sample_efficiency), ("surrogate_ablation", surrogate_ablation),
-        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling)]),
+        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling),
+        ("skill_levers", skill_levers)]),
     ("Policies in simulation", "The trainer's evaluation path (the policy node's runner and onnxruntime on "
      "batched MuJoCo robots).", [
         ("robustness", robustness), ("skills", skills), ("push_recovery", push_recovery),
@@ -579,7 +593,7 @@ def render(root: Path = ROOT) -> str:
 
 
 def _render(root: Path, prov: Provenance) -> str:
-    files = sorted((root / RESULTS_DIR).glob("*.json"))
+    files = sorted(p for p in (root / RESULTS_DIR).glob("*.json") if not p.name.startswith("."))  # .x: a bench's own
     by_section: dict[str, list[str]] = {title: [] for title, _, _ in SECTIONS}
     index: list[str] = []
     stale: list[str] = []
@@ -614,7 +628,11 @@ def _render(root: Path, prov: Provenance) -> str:
                 stale.append(f"- {link}: {row.text.split(':')[0]} — " + "; ".join(
                     x.text for x in statuses if x.status == "STALE"))
             title = next(t for t, _, fams in SECTIONS if any(p == fam[0] for p, _ in fams))
-            by_section[title].append(f"| {link} | {cell(row.text)} | {cell(policy_text)} | {fp.commit_text} | "
+            commit_text = fp.commit_text
+            if row.commit:  # e.g. "b7f79bb+dirty", as the trainer's own provenance writes it
+                dirty = row.commit.endswith("+dirty")
+                commit_text = f"{short(row.commit)}" + (" + uncommitted changes" if dirty else "") + " (recorded)"
+            by_section[title].append(f"| {link} | {cell(row.text)} | {cell(policy_text)} | {commit_text} | "
                                      f"{fp.date or '–'} |")
         note = NOTES.get(path.name)
         if note and fam is not None:
