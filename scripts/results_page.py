@@ -253,8 +253,8 @@ class Provenance:
             if current and hashlib.md5(current_file.read_bytes()).hexdigest() == recorded_md5:
                 return PolicyStatus(path, "current", f"{name} sha256 {current[:12]} (md5 recorded)")
             if current is None and self.now_by_hash.get(recorded_md5):
-                moved_to = self.now_by_hash[recorded_md5]
-                return PolicyStatus(path, "current", f"{name} md5 {recorded_md5[:12]} (recorded); moved to `{moved_to}`")
+                moved = f"moved to `{self.now_by_hash[recorded_md5]}`"
+                return PolicyStatus(path, "current", f"{name} md5 {recorded_md5[:12]} (recorded); {moved}")
             text = f"{name} md5 {recorded_md5[:12]} (recorded); not the file now"
             return PolicyStatus(path, "STALE", text + self.replaced(fp, path) + self.now_at(recorded_md5))
         elif at_commit is not None:
