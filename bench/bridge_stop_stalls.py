@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.gazebo_bridge_core import logged_stalls_ms  # noqa: E402
 from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env  # noqa: E402
+from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

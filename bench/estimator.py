@@ -157,8 +157,8 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     from surrogait_core.policy.policy_runner import PolicyRunner
     from surrogait_core.robot_spec import load_robot_spec
     from surrogait_core.wire import go2_wire
-    from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-    from surrogait_rehearsal.lowstate_writer import foot_force_counts
+    from surrogait_rehearsal.sim.lowstate_writer import foot_force_counts
+    from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 
     sys.path.insert(0, str(DRIVER.parent))
     from robot_driver import trot_feet  # noqa: E402

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path  # noqa: E402
+from surrogait_rehearsal.harness.walk import rehearse_walk  # noqa: E402
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics  # noqa: E402
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 58

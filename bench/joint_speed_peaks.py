@@ -28,8 +28,8 @@ from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
 from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path, sim_node  # noqa: E402
+from surrogait_rehearsal.harness.walk import rehearse_walk  # noqa: E402
 from surrogait_rehearsal.report import load_session, read_fault_log, simulator_metrics  # noqa: E402
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 57

@@ -23,9 +23,9 @@ from launch_files import (
 )
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, load_robot_spec
-from surrogait_rehearsal import gazebo_rehearsal
-from surrogait_rehearsal.gazebo_bridge_config import PARAMETERS as BRIDGE_PARAMETERS
-from surrogait_rehearsal.gazebo_topics import GazeboTopics, gazebo_joint_name
+from surrogait_rehearsal.harness import gazebo as gazebo_rehearsal
+from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS as BRIDGE_PARAMETERS
+from surrogait_rehearsal.sim.gazebo.topics import GazeboTopics, gazebo_joint_name
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch" / "go2_gazebo.launch.py"

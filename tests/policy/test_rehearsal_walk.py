@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from surrogait_rehearsal.harness.processes import shipped_policy_path
+from surrogait_rehearsal.harness.walk import rehearse_walk
 from surrogait_rehearsal.report import (
     fall_metrics,
     load_session,
@@ -23,7 +24,6 @@ from surrogait_rehearsal.report import (
     simulator_metrics,
     tracking_metrics,
 )
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.gazebo_bridge_core import logged_stalls_ms
 from surrogait_rehearsal.harness.processes import NODES, ProcessGroup
+from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms
 
 SPEC = load_robot_spec("go2")
 pytestmark = pytest.mark.rehearsal

@@ -1,7 +1,7 @@
 """The Gazebo rehearsal's path, walked end to end with a MuJoCo stand-in where Gazebo would be.
 
 Separate processes, as `python -m surrogait_rehearsal.demo --simulator gazebo-standin` starts them
-(surrogait_rehearsal.gazebo_rehearsal), each with its package's parameters file: `gz_standin` (MuJoCo on
+(surrogait_rehearsal.harness.gazebo), each with its package's parameters file: `gz_standin` (MuJoCo on
 the ROS topics ros_gz_bridge would carry from gz sim), `gazebo_bridge` (those topics <-> the Go2's
 unitree_sdk2 DDS wire; PD on each new joint state, at most 500 Hz, the force held until the next;
 LowStates at 250 Hz), and the unchanged `policy_node` (the shipped go2_trot.onnx), `estimator_node` and
@@ -43,7 +43,7 @@ import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.demo import run_session, walk_test_segments
-from surrogait_rehearsal.gazebo_rehearsal import (
+from surrogait_rehearsal.harness.gazebo import (
     MIN_CPUS_FULL_STANDIN_REHEARSAL,
     launch_gazebo_rehearsal,
     usable_cpus,

@@ -13,7 +13,7 @@
    and ports overridden). `--simulator gazebo` rehearses the Go2 in Gazebo instead, as
    launch/go2_gazebo.launch.py (gz sim, ros_gz_bridge, the Gazebo bridge node speaking the Go2's
    wire); `--simulator gazebo-standin` the same with a MuJoCo stand-in for gz sim + ros_gz_bridge
-   (surrogait_rehearsal.gazebo_rehearsal);
+   (surrogait_rehearsal.harness.gazebo);
 3. drives a scripted session through the policy node's services and cmd_vel: stand up, walk
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
@@ -38,7 +38,7 @@ from surrogait_core import interfaces
 from surrogait_core.policy.contract import read_contract
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.terrain import TERRAINS
-from surrogait_rehearsal.gazebo_rehearsal import (
+from surrogait_rehearsal.harness.gazebo import (
     DEPLOYMENT_NODES,
     GAZEBO_SIMULATORS,
     SIMULATORS,
@@ -46,6 +46,7 @@ from surrogait_rehearsal.gazebo_rehearsal import (
     gazebo_commands,
     launch_gazebo_rehearsal,
 )
+from surrogait_rehearsal.harness.host_steal import StealSampler
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,
@@ -58,7 +59,6 @@ from surrogait_rehearsal.harness.processes import (
     shipped_policy_path,
     sim_node,
 )
-from surrogait_rehearsal.host_steal import StealSampler
 from surrogait_rehearsal.report import RunFiles, build_report
 
 ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course

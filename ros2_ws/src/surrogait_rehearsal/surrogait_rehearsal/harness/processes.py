@@ -52,15 +52,15 @@ class NodeSpec:
 # The rehearsals of launch/go2_rehearsal.launch.py and launch/go1_rehearsal.launch.py, in start order
 # (each starts the simulator of its robot, `sim_node(robot)`).
 NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
-    NodeSpec("go2_sim", "surrogait_rehearsal.go2_sim_node", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml",
+    NodeSpec("go2_sim", "surrogait_rehearsal.sim.mujoco.node", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml",
              "Go2 simulator:", True),
-    NodeSpec("go1_sim", "surrogait_rehearsal.go1_sim_node", PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml",
+    NodeSpec("go1_sim", "surrogait_rehearsal.sim.mujoco.go1_node", PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml",
              "Go1 simulator:", True),
     # The Gazebo rehearsal (launch/go2_gazebo.launch.py; `demo --simulator gazebo*`): the MuJoCo stand-in for
     # gz sim + ros_gz_bridge, and the bridge from Gazebo's topics to the Go2's wire. Not in `rehearsal_nodes`.
-    NodeSpec("gz_standin", "surrogait_rehearsal.gz_standin_node",
+    NodeSpec("gz_standin", "surrogait_rehearsal.sim.gazebo.standin_node",
              PACKAGES / "surrogait_rehearsal/config/gz_standin.yaml", "Gazebo stand-in:", True),
-    NodeSpec("gazebo_bridge", "surrogait_rehearsal.gazebo_bridge_node",
+    NodeSpec("gazebo_bridge", "surrogait_rehearsal.sim.gazebo.bridge_node",
              PACKAGES / "surrogait_rehearsal/config/gazebo_bridge.yaml", "Gazebo bridge:", True),
     NodeSpec("estimator_node", "surrogait_estimator.estimator_node",
              PACKAGES / "surrogait_estimator/config/estimator.yaml", "state estimator for go2", False,
