@@ -11,7 +11,7 @@ from surrogait_core.policy.policy_controller import ControllerConfig, PolicyCont
 from surrogait_core.policy.policy_fsm import PolicyState
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.wire.go2_wire import MotorCommands, decode_lowstate
-from surrogait_rehearsal.harness.processes import shipped_policy_path
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
 from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
 from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 

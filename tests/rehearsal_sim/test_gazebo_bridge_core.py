@@ -147,7 +147,7 @@ def test_the_shipped_policy_walks_at_1_m_s_through_the_bridge_core_at_its_lowest
     from surrogait_core.safety.rules import commanded_torque
     from surrogait_core.safety.thresholds import default_thresholds
     from surrogait_core.wire.go2_wire import decode_lowstate
-    from surrogait_rehearsal.harness.processes import shipped_policy_path
+    from surrogait_rehearsal.harness.nodes import shipped_policy_path
     from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
 
     robot = ForceDrivenGo2(SimConfig(initial_pose="lying"))
