@@ -2,9 +2,12 @@
 #   docker build -f docker/train.Dockerfile -t surrogait-train .                       (CPU)
 #   docker build -f docker/train.Dockerfile --build-arg CUDA=1 -t surrogait-train:cuda . (GPU host)
 #   docker run --rm -v "$PWD/runs:/surrogait/runs" surrogait-train train --run-dir runs/go2
+#   docker run --rm --gpus all -v "$PWD/runs:/surrogait/runs" surrogait-train:cuda train --run-dir runs/go2 \
+#     env.backend=mjx env.device=cuda env.num_envs=4096   (physics, environment and learner on the GPU:
+#     training/surrogait_train/devices.py)
 # Not built on the development machines (no Docker engine there): docker/README.md.
 
-# CUDA=1 builds on NVIDIA's CUDA runtime image and installs PyPI's CUDA torch; the default (0) is
+# CUDA=1 builds on NVIDIA's CUDA runtime image and installs CUDA builds of torch and JAX; the default (0) is
 # a slim CPU-only image with the CPU torch. BuildKit builds only the stage the choice needs.
 ARG CUDA=0
 
@@ -34,7 +37,13 @@ WORKDIR /surrogait
 
 # torch first, from the CPU index unless CUDA=1: PyPI's x86_64 torch is the CUDA build (GBs of
 # NVIDIA libraries a CPU image does not need). Same version either way: the pin in requirements.txt.
-RUN if [ "$CUDA" = "1" ]; then pip install --no-cache-dir torch==2.13.0; \
+# CUDA=1: torch and JAX both for CUDA 12 (the base image's 12.8; each brings its CUDA libraries as wheels, the
+# host needs an NVIDIA driver >= 570): torch's cu128 build, and JAX's CUDA 12 plugin at requirements.txt's JAX pin
+# (tests/foundation/test_docker.py checks it; the jax/jaxlib pins installed next leave the plugin in place), so MJX
+# and torch share the GPU.
+RUN if [ "$CUDA" = "1" ]; then \
+      pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cu128 torch==2.13.0 \
+      && pip install --no-cache-dir "jax[cuda12]==0.10.2"; \
     else pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0; fi
 
 # The rest of the pins, from the one list. The trainer never imports ROS 2 or the Unitree SDKs:
