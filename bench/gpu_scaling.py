@@ -197,16 +197,19 @@ def markdown(report: dict) -> str:
         f"Machine: {report['machine']}.",
         "" if gpu else "**Not a GPU result**: JAX found no GPU on this machine; these figures only show that the "
                        "script and both trainers run.",
-        "",
-        "Physics steps/s = robots x physics substeps per second. Raw: standing robots, the trainer's own jitted "
-        "step, nothing leaving the device. Resident: the device-resident trainer (env.device), everything an "
-        "iteration does included. Host: the host-roundtrip trainer (the robots' states to the device and back "
-        "every control step, torch on the CPU).",
-        "",
-        "| robots | raw physics steps/s | resident trainer steps/s | resident / raw | s per iteration "
-        "| host trainer steps/s | host raw steps/s | first raw call s |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    if report["runs"]:
+        lines += [
+            "",
+            "Physics steps/s = robots x physics substeps per second. Raw: standing robots, the trainer's own jitted "
+            "step, nothing leaving the device. Resident: the device-resident trainer (env.device), everything an "
+            "iteration does included. Host: the host-roundtrip trainer (the robots' states to the device and back "
+            "every control step, torch on the CPU).",
+            "",
+            "| robots | raw physics steps/s | resident trainer steps/s | resident / raw | s per iteration "
+            "| host trainer steps/s | host raw steps/s | first raw call s |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
     fmt = lambda r, k, f="{:,.0f}": f.format(r[k]) if k in r else "-"  # noqa: E731
     for r in report["runs"]:
         cells = [fmt(r, "raw_physics_steps_per_s"), fmt(r, "resident_trainer_physics_steps_per_s"),
