@@ -1,6 +1,7 @@
 """A short video of each gait of a multi-gait policy, from the rehearsal (issue 14).
 
-    python scripts/gait_videos.py [--policy training/surrogait_train/pretrained/go2_gaits.onnx] [--out-dir docs/media]
+    python scripts/gait_videos.py [--policy ros2_ws/src/surrogait_bringup/policies/go2_gaits.onnx] \
+        [--out-dir docs/media]
 
 For each gait after the policy's first it rehearses the demo's session (`python -m surrogait_rehearsal.demo
 --switch-gait GAIT --no-video`: the real processes over DDS, switching gait as the turn begins), then renders
@@ -24,7 +25,7 @@ from surrogait_core.policy.contract import read_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.demo import shipped_gaits_policy
 from surrogait_rehearsal.gait_clips import gait_windows, render_window
-from surrogait_rehearsal.harness.processes import REPO_ROOT
+from surrogait_rehearsal.harness.nodes import REPO_ROOT
 from surrogait_rehearsal.report import load_session
 
 

@@ -47,8 +47,9 @@ QUIET = RandomizationConfig(enabled=True, joint_pos_noise_rad=0.0, joint_vel_noi
 
 
 def _config(device: str = "", float64: bool = False, terrain: str = "flat") -> EnvConfig:
+    """ROBOTS robots on MJX; each episode's gait clock starts at a random phase, the reference stands at zero."""
     return EnvConfig(num_envs=ROBOTS, num_threads=1, backend="mjx", mjx_float64=float64, terrain=terrain,
-                     device=device)
+                     device=device, random_start_phase=True, stand_speed_m_s=0.3)
 
 
 def _device_env(float64: bool = False, randomization: RandomizationConfig = QUIET, seed: int = 3):
@@ -232,7 +233,8 @@ def test_the_trainer_trains_resumes_and_exports_on_the_device(tmp_path, tiny_ove
 def test_a_robots_variation_becomes_the_model_fields_vary_model_gives_it():
     """What each robot's row of parameters turns into on the device, against MuJoCo C's model edited by
     physics.vary_model (the host environment's per-robot model copies)."""
-    env = _device_env(randomization=RandomizationConfig(enabled=True, base_com_offset_m=0.05))
+    env = _device_env(randomization=RandomizationConfig(enabled=True, base_com_offset_m=0.05,
+                                                        joint_damping=[0.5, 2.0], joint_friction_loss=[0.0, 0.3]))
     env.reset(seed=4)
     fields = env.physics.varied_model_fields(to_jax(env.variation_params()))
     v = env.variation
@@ -240,10 +242,25 @@ def test_a_robots_variation_becomes_the_model_fields_vary_model_gives_it():
         model = copy.copy(env.model)
         vary_model(model, env.model, float(v.friction[i]), float(v.added_base_mass_kg[i]),
                    v.base_com_offset_m[i].cpu().numpy(), env.kp.cpu().numpy() * float(v.kp_scale[i]),
-                   env.kd.cpu().numpy() * float(v.kd_scale[i]))
+                   env.kd.cpu().numpy() * float(v.kd_scale[i]), float(v.joint_damping[i]),
+                   float(v.joint_friction_loss[i]))
         for name, value in fields.items():
             np.testing.assert_allclose(np.asarray(value[i]), getattr(model, name), rtol=1e-6, atol=1e-7, err_msg=name)
-    assert len(set(v.friction.tolist())) == ROBOTS, "every robot its own draw"
+    assert len(set(v.friction.tolist())) == ROBOTS and len(set(v.joint_damping.tolist())) == ROBOTS
+    nominal = env.physics.varied_model_fields(to_jax(_device_env(float64=False).variation_params()))
+    np.testing.assert_allclose(np.asarray(nominal["dof_damping"][0]), env.model.dof_damping, rtol=1e-6)  # NaN: own
+
+
+def test_the_surrogate_is_told_the_same_robot_dynamics():
+    """Gains, added mass, delay, held targets and the joints' passive terms where they are randomised."""
+    randomization = RandomizationConfig(enabled=True, joint_damping=[0.5, 2.0])
+    host = LocomotionEnv(_config(), seed=3, randomization=randomization)
+    device = DeviceLocomotionEnv(_config(DEVICE), seed=3, randomization=randomization)
+    host.reset(seed=1)
+    device.copy_from(host)
+    expected, got = host.robot_dynamics(), device.robot_dynamics()
+    for name in ("kp", "kd", "added_mass_kg", "delay_substeps", "held_targets", "joint_damping", "joint_friction_loss"):
+        torch.testing.assert_close(getattr(got, name).cpu(), getattr(expected, name), rtol=0, atol=1e-6, msg=name)
 
 
 def test_the_ground_under_the_base_and_the_feet_is_each_robots_course():

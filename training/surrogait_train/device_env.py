@@ -48,7 +48,7 @@ from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.mjx_physics import MjxPhysics
 from surrogait_train.model_variants import apply_model_variant
-from surrogait_train.physics import build_pd_model
+from surrogait_train.physics import build_pd_model, leg_dofs
 from surrogait_train.randomization import RobotVariation, validate
 from surrogait_train.rewards import compute_rewards, gait_reference
 from surrogait_train.state import RobotState, robot_state_from_qpos
@@ -178,13 +178,20 @@ class DeviceLocomotionEnv:
         self.state: RobotState | None = None
         self.held_targets = self._default_targets.expand(n, -1).clone()
         self.variation = self._nominal_variation()
-        self._variation_params: torch.Tensor | None = None  # (N, 7) mjx_physics.VARIATION_PARAMS
+        self._variation_params: torch.Tensor | None = None  # (N, 9) mjx_physics.VARIATION_PARAMS
         self._delay = torch.zeros(n, dtype=torch.int32, device=dev)
         self._varied = self.randomization is not None  # whether the physics takes per-robot variations
+        # whether the surrogate is told the leg joints' passive terms (where they are randomised), and the nominal ones
+        r = self.randomization
+        self._passive = bool(r is not None and (r.joint_damping or r.joint_friction_loss))
+        legs = leg_dofs(self.model)
+        self._nominal_passive = (float(self.model.dof_damping[legs].mean()),
+                                 float(self.model.dof_frictionloss[legs].mean()))
         self._apply_variation()
         self.next_push_step = torch.full((n,), np.iinfo(np.int64).max, dtype=torch.int64, device=dev)
         self.gait_index = torch.zeros(n, dtype=torch.int64, device=dev)
         self.gait_phase = torch.zeros(n, dtype=torch.float64, device=dev)
+        self.start_phase = torch.zeros(n, dtype=torch.float64, device=dev)  # cycles (EnvConfig.random_start_phase)
         self.terrain_kind = torch.as_tensor(kinds, device=dev)
         self.terrain_level = torch.zeros(n, dtype=torch.int64, device=dev)
         if self.mixed_terrain and cfg.terrain_start_level_max > 0:
@@ -217,8 +224,8 @@ class DeviceLocomotionEnv:
             gait = self._gait_table[self.gait_index]
             cycles = self.gait_phase + steps_ahead * self.control_dt / gait[:, 0]
             return torch.remainder(cycles[:, None] + gait[:, 3:7], 1.0)
-        time_s = (self.episode_step + steps_ahead).double() * self.control_dt
         gait = self._gait_table[0]
+        time_s = (self.episode_step + steps_ahead).double() * self.control_dt + self.start_phase * gait[0]
         return torch.remainder(time_s[:, None] / gait[0] + gait[3:7], 1.0)
 
     def gait_batch(self) -> GaitBatch:
@@ -276,6 +283,8 @@ class DeviceLocomotionEnv:
             for f in dataclasses.fields(RobotVariation)
         })  # fmt: skip
         self._varied = True
+        self._passive = self._passive or not bool(
+            torch.isnan(self.variation.joint_damping).all() and torch.isnan(self.variation.joint_friction_loss).all())
         self._apply_variation()
 
     def push_base(self, rows: torch.Tensor | np.ndarray, velocity_b: torch.Tensor | np.ndarray) -> None:
@@ -288,12 +297,21 @@ class DeviceLocomotionEnv:
     def robot_dynamics(self) -> RobotDynamics:
         """What the surrogate needs to know of each robot's episode: its gains, added mass, delay and held targets."""
         v = self.variation
+        passive = {}
+        if self._passive:  # the leg joints' passive terms, where varied (LocomotionEnv.robot_dynamics)
+            damping, friction_loss = self._nominal_passive
+            passive = {
+                "joint_damping": torch.where(v.joint_damping.isnan(), damping, v.joint_damping).float().unsqueeze(-1),
+                "joint_friction_loss": torch.where(v.joint_friction_loss.isnan(), friction_loss,
+                                                   v.joint_friction_loss).float().unsqueeze(-1),
+            }  # fmt: skip
         return RobotDynamics(
             kp=self.kp * v.kp_scale.float().unsqueeze(-1),
             kd=self.kd * v.kd_scale.float().unsqueeze(-1),
             added_mass_kg=v.added_base_mass_kg.float(),
             delay_substeps=v.action_delay_steps,
             held_targets=self.held_targets.float(),
+            **passive,
         )
 
     @torch.no_grad()
@@ -301,7 +319,7 @@ class DeviceLocomotionEnv:
         """LocomotionEnv.reference_action: the IK of the clock's foot reference one control step ahead (N, 12)."""
         ref_xy, ref_height, _ = gait_reference(
             self._reward_gait(), self.phases(steps_ahead=1), self.commands, self.nominal_feet_b,
-            self.spec.foot_radius_m,
+            self.spec.foot_radius_m, self.cfg.stand_speed_m_s,
         )  # fmt: skip
         z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
         q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
@@ -356,6 +374,7 @@ class DeviceLocomotionEnv:
         self.next_push_step = as_dev(host.next_push_step, torch.int64)
         self.gait_index = as_dev(host.gait_index, torch.int64)
         self.gait_phase = as_dev(host.gait_phase, torch.float64)
+        self.start_phase = as_dev(host.start_phase, torch.float64)
         self.terrain_kind = as_dev(host.terrain_kind, torch.int64)
         self.terrain_level = as_dev(host.terrain_level, torch.int64)
         self.crossed = as_dev(host.crossed, torch.bool)
@@ -381,6 +400,8 @@ class DeviceLocomotionEnv:
             kp_scale=torch.ones(n, dtype=dtype, device=dev),
             kd_scale=torch.ones(n, dtype=dtype, device=dev),
             action_delay_steps=torch.zeros(n, dtype=torch.int64, device=dev),
+            joint_damping=torch.full((n,), torch.nan, dtype=dtype, device=dev),
+            joint_friction_loss=torch.full((n,), torch.nan, dtype=dtype, device=dev),
         )
 
     def _sample_variation(self) -> RobotVariation:
@@ -394,13 +415,18 @@ class DeviceLocomotionEnv:
             kp_scale=self._uniform(*r.kp_scale, (n,), dtype),
             kd_scale=self._uniform(*r.kd_scale, (n,), dtype),
             action_delay_steps=torch.round(delay_s / self.cfg.physics_dt_s).to(torch.int64),
+            joint_damping=self._uniform(*r.joint_damping, (n,), dtype) if r.joint_damping
+            else torch.full((n,), torch.nan, dtype=dtype, device=self.device),
+            joint_friction_loss=self._uniform(*r.joint_friction_loss, (n,), dtype) if r.joint_friction_loss
+            else torch.full((n,), torch.nan, dtype=dtype, device=self.device),
         )
 
     def variation_params(self) -> torch.Tensor:
-        """Each robot's row of mjx_physics.VARIATION_PARAMS (N, 7): its variation as the physics takes it."""
+        """Each robot's row of mjx_physics.VARIATION_PARAMS (N, 9): its variation as the physics takes it."""
         v = self.variation
         return torch.cat([v.friction[:, None], v.added_base_mass_kg[:, None], v.base_com_offset_m,
-                          v.kp_scale[:, None], v.kd_scale[:, None]], dim=1).to(self.dtype)
+                          v.kp_scale[:, None], v.kd_scale[:, None], v.joint_damping[:, None],
+                          v.joint_friction_loss[:, None]], dim=1).to(self.dtype)
 
     def _apply_variation(self) -> None:
         """The physics' per-robot inputs from `self.variation` (kept until the variation changes)."""
@@ -502,7 +528,7 @@ class DeviceLocomotionEnv:
             state, actions, self.last_action, targets, self.commands, self.phases(), self._reward_gait(),
             self.kinematics, self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit,
             self.default_joint_pos, (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
-            self.control_dt, self.foot_ground_offset(state), term_means_on_host=False,
+            self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s, term_means_on_host=False,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:
@@ -559,9 +585,12 @@ class DeviceLocomotionEnv:
         self.qvel = torch.where(r1, torch.zeros_like(self.qvel), self.qvel)
         self.episode_step = torch.where(rows, torch.zeros_like(self.episode_step), self.episode_step)
         self.held_targets = torch.where(r1, self._default_targets, self.held_targets)
+        if cfg.random_start_phase:
+            fresh_phase = torch.rand(n, generator=self.generator, device=self.device, dtype=torch.float64)
+            self.start_phase = torch.where(rows, fresh_phase, self.start_phase)
         if self.multi_gait:
             self.gait_index = torch.where(rows, self._randint(len(self.contract.gaits), n), self.gait_index)
-            self.gait_phase = torch.where(rows, torch.zeros_like(self.gait_phase), self.gait_phase)
+            self.gait_phase = torch.where(rows, self.start_phase, self.gait_phase)
         if self.mixed_terrain:
             self.crossed = self.crossed & ~rows
         if self.randomization is not None:

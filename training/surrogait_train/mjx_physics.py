@@ -51,12 +51,15 @@ with contextlib.redirect_stdout(io.StringIO()):
     from mujoco import mjx
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER
-from surrogait_train.physics import StateLayout, floating_base_body, full_states_from_qpos
+from surrogait_train.physics import StateLayout, floating_base_body, full_states_from_qpos, leg_dofs
 
 # The model fields `physics.vary_model` edits: they may differ between robots.
-PER_ROBOT_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm")
-# One robot's variation as `resident_step` takes it, a row of (N, 7): `physics.vary_model`'s arguments.
-VARIATION_PARAMS = ("friction", "added_base_mass_kg", "com_x_m", "com_y_m", "com_z_m", "kp_scale", "kd_scale")
+PER_ROBOT_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
+                    "dof_damping", "dof_frictionloss")
+# One robot's variation as `resident_step` takes it, a row of (N, 9): `physics.vary_model`'s arguments (NaN joint
+# damping or friction loss: the model's own).
+VARIATION_PARAMS = ("friction", "added_base_mass_kg", "com_x_m", "com_y_m", "com_z_m", "kp_scale", "kd_scale",
+                    "joint_damping", "joint_friction_loss")
 MATMUL_PRECISION = "highest"  # see the module docstring: no TF32 in float32 products
 
 # JAX takes 75 % of a GPU's memory at its start unless told otherwise; the device-resident environment's torch
@@ -94,6 +97,7 @@ class MjxPhysics:
         self._step_shared = jax.jit(jax.vmap(self._control_step, in_axes=(None, 0, 0, 0, 0, 0, 0)))
         self._step_per_robot = jax.jit(jax.vmap(self._robot_control_step, in_axes=(0, None, None, 0, 0, 0, 0, 0, 0, 0)))
         self._base_body = floating_base_body(model)
+        self._leg_dofs = leg_dofs(model)
         self._resident_steps: dict[tuple[bool, bool], callable] = {}  # (varied, courses) -> jitted step
         self._resident_data = None  # (N,) mjx.Data of resident_step, kept apart from step's
         self._gains = None  # (kp, kd) per actuator on the device: what a variation's scales multiply
@@ -210,14 +214,14 @@ class MjxPhysics:
         """The model fields (N, ...) that `resident_step` gives robots of these `VARIATION_PARAMS` rows (N, 7)."""
         if self._gains is None:
             raise ValueError("varied_model_fields needs the nominal gains first (set_nominal_gains)")
-        one = lambda p: varied_fields(self._mx, self._base_body, *self._gains, p)  # noqa: E731
+        one = lambda p: varied_fields(self._mx, self._base_body, self._leg_dofs, *self._gains, p)  # noqa: E731
         with jax.default_matmul_precision(MATMUL_PRECISION):
             return jax.jit(jax.vmap(one))(variation)
 
     def _resident_control_step(self, mx, gains, course_table, data, qpos, qvel, targets, previous, delay, variation,
                                course):
         if variation is not None:
-            mx = mx.replace(**varied_fields(mx, self._base_body, *gains, variation))
+            mx = mx.replace(**varied_fields(mx, self._base_body, self._leg_dofs, *gains, variation))
         if course is not None:
             mx = mx.replace(hfield_data=course_table[course])
         return self._control_step(mx, data, qpos, qvel, targets, previous, delay)
@@ -247,18 +251,21 @@ class MjxPhysics:
         return len(self._hfield_table) - 1
 
 
-def varied_fields(mx, base_body: int, kp: jax.Array, kd: jax.Array, params: jax.Array) -> dict[str, jax.Array]:
+def varied_fields(mx, base_body: int, leg_dofs: np.ndarray, kp: jax.Array, kd: jax.Array,
+                  params: jax.Array) -> dict[str, jax.Array]:
     """One robot's model fields for its `VARIATION_PARAMS` row: `physics.vary_model`'s edit, in JAX.
 
     Every geom gets the sliding friction; the base gains the added mass (at least 10 % of its own is kept) with its
     rotational inertia scaled alike and its centre of mass moved; the PD gains are the nominal ones times the
-    robot's motor-strength scales.
+    robot's motor-strength scales; the leg joints get the joint damping and friction loss (NaN: the model's own).
     """
     friction, added_mass, com, kp_scale, kd_scale = params[0], params[1], params[2:5], params[5], params[6]
+    damping, friction_loss = params[7], params[8]
     mass = mx.body_mass[base_body]
     new_mass = jnp.maximum(mass + added_mass, 0.1 * mass)
     gain = jnp.zeros_like(mx.actuator_gainprm).at[:, 0].set(kp * kp_scale)
     bias = jnp.zeros_like(mx.actuator_biasprm).at[:, 1].set(-kp * kp_scale).at[:, 2].set(-kd * kd_scale)
+    legs_damping, legs_friction_loss = mx.dof_damping[leg_dofs], mx.dof_frictionloss[leg_dofs]
     return {
         "geom_friction": mx.geom_friction.at[:, 0].set(friction),
         "body_mass": mx.body_mass.at[base_body].set(new_mass),
@@ -266,6 +273,9 @@ def varied_fields(mx, base_body: int, kp: jax.Array, kd: jax.Array, params: jax.
         "body_ipos": mx.body_ipos.at[base_body].set(mx.body_ipos[base_body] + com),
         "actuator_gainprm": gain,
         "actuator_biasprm": bias,
+        "dof_damping": mx.dof_damping.at[leg_dofs].set(jnp.where(jnp.isnan(damping), legs_damping, damping)),
+        "dof_frictionloss": mx.dof_frictionloss.at[leg_dofs].set(
+            jnp.where(jnp.isnan(friction_loss), legs_friction_loss, friction_loss)),
     }
 
 
