@@ -7,10 +7,10 @@ Here torch and JAX both run on the CPU; `SURROGAIT_TEST_DEVICE=cuda` runs these 
 Side by side, the two environments start from the same robots (`copy_from`) and take the same actions (the
 clock-driven trot of their commands) for 1 s. They run the same jitted MJX step on the same inputs, so the
 physics agrees exactly where the inputs do; the tolerances, and why:
-- float64: measured bit-identical states, observations and rewards (0 difference in 50 steps, flat ground with
-  every robot's own friction, mass, centre of mass, motor strength and delay, and on the mixed-terrain
-  courses); asserted 1e-9 rad, 1e-9 rad/s and 1e-5 in observations and rewards, room for another summation
-  order (a GPU's torch kernels compute the rewards here).
+- float64: measured bit-identical states, observations and rewards (0 difference in 50 steps on flat ground with
+  every robot's own friction, mass, centre of mass, motor strength and delay; and in 10 steps on the
+  mixed-terrain courses, the robots' front feet on the features); asserted 1e-9 rad, 1e-9 rad/s and 1e-5 in
+  observations and rewards, room for another summation order (a GPU's torch kernels compute the rewards there).
 - float32: each robot's model fields are computed from its variation in float32 on the device, where the host
   computes them in float64 and rounds (`physics.vary_model`): a last-bit difference that the contact solve
   amplifies (measured <= 6e-7 rad, 2.7e-5 rad/s, 1.3e-6 in observations, 4e-8 in rewards over 1 s); asserted
@@ -56,17 +56,25 @@ def _device_env(float64: bool = False, randomization: RandomizationConfig = QUIE
     return DeviceLocomotionEnv(_config(DEVICE, float64), seed=seed, randomization=randomization)
 
 
-def _side_by_side(float64: bool, terrain: str = "flat") -> dict[str, float]:
-    """The largest differences between the host and the device environment over 1 s from the same robots."""
-    randomization = QUIET if terrain == "flat" else None
-    host = LocomotionEnv(_config(float64=float64, terrain=terrain), seed=3, randomization=randomization)
-    device = DeviceLocomotionEnv(_config(DEVICE, float64, terrain), seed=3, randomization=randomization)
+def _side_by_side(float64: bool, terrain: str = "flat", steps: int = STEPS) -> dict[str, float]:
+    """The largest differences between the host and the device environment over `steps` control steps from the same
+    randomised robots. On the mixed-terrain courses (each robot its own kind and curriculum level) the robots start
+    where the features begin, their front feet on them, and are sent forward."""
+    config = _config(float64=float64, terrain=terrain)
+    if terrain == "mixed":
+        config.terrain_start_level_max = 3
+    host = LocomotionEnv(config, seed=3, randomization=QUIET)
+    device = DeviceLocomotionEnv(_config(DEVICE, float64, terrain), seed=3, randomization=QUIET)
     host.reset(seed=1)
     device.reset(seed=1)
-    device.copy_from(host)
     layout = host.physics.layout
+    if terrain == "mixed":
+        host._mj_state[:, layout.qpos.start] = 0.5  # m: where the features begin
+        host.commands[:] = torch.tensor([0.8, 0.0, 0.0])
+        assert len(set(host.terrain_level.tolist())) > 1
+    device.copy_from(host)
     worst = dict.fromkeys(("qpos", "qvel", "obs", "reward", "touch", "reference", "dones"), 0.0)
-    for _ in range(STEPS):
+    for _ in range(steps):
         actions = host.reference_action()
         worst["reference"] = max(worst["reference"], (device.reference_action().cpu() - actions).abs().max().item())
         obs, reward, done, info = host.step(actions)
@@ -209,6 +217,24 @@ def test_a_shac_iteration_moves_the_same_few_values_to_the_host_whatever_its_hor
     trainer.env.close()
 
 
+def test_ppo_trains_on_the_device_resident_environment_with_its_learner_on_that_device():
+    from surrogait_train.ppo.config import from_train_config
+    from surrogait_train.ppo.train import PPOSession
+
+    cfg = load_config(None, ["env.num_envs=8", "env.num_threads=1", "randomization.enabled=true",
+                             "learner.actor_hidden=[32,32]", "env.backend=mjx", f"env.device={DEVICE}"])
+    session = PPOSession(cfg, from_train_config(cfg, num_steps_per_env=4, num_mini_batches=1, num_learning_epochs=1))
+    try:
+        assert isinstance(session.env, DeviceLocomotionEnv)
+        assert session.device == session.env.device and session.vec_env.device == session.env.device
+        assert next(session.actor.parameters()).device == session.env.device
+        assert session.vec_env.get_observations()["policy"].device == session.env.device
+        session.learn(2)
+        assert session.env_samples == 2 * 4 * 8
+    finally:
+        session.close()
+
+
 def test_the_trainer_trains_resumes_and_exports_on_the_device(tmp_path, tiny_overrides):
     overrides = [*tiny_overrides, "env.backend=mjx", f"env.device={DEVICE}", "randomization.enabled=true"]
     trainer = Trainer(load_config(None, overrides), tmp_path)
@@ -286,16 +312,11 @@ def test_the_ground_under_the_base_and_the_feet_is_each_robots_course():
 
 
 # float64 last: JAX's x64 switch is process-wide, and the float32 steps above share their compiles with other files'
-def test_in_float64_the_robots_move_as_in_the_host_environment_to_rounding():
-    worst = _side_by_side(float64=True)
+def test_in_float64_on_the_terrain_courses_the_robots_move_as_in_the_host_environment_to_rounding():
+    """Randomised robots, every one on its own course (kind and curriculum level) with its height field picked on
+    the device; the rewards measure each foot from the ground under it, looked up on the device. A fifth of a
+    second: MJX on a height field is slow on a CPU."""
+    worst = _side_by_side(float64=True, terrain="mixed", steps=10)
     assert worst["qpos"] < 1e-9 and worst["qvel"] < 1e-9 and worst["touch"] < 1e-6
     assert worst["obs"] < 1e-5 and worst["reward"] < 1e-5 and worst["reference"] < 1e-5
-
-
-def test_on_the_mixed_terrain_courses_the_robots_move_as_in_the_host_environment():
-    """Every robot on its own course (kind and curriculum level), its height field picked on the device; the
-    rewards measure each foot from the ground under it, looked up on the device."""
-    worst = _side_by_side(float64=True, terrain="mixed")
-    assert worst["qpos"] < 1e-9 and worst["qvel"] < 1e-9
-    assert worst["obs"] < 1e-5 and worst["reward"] < 1e-5
 
