@@ -48,6 +48,7 @@ from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
+from provenance import provenance  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 MJX = ["env.backend=mjx"]
@@ -190,8 +191,9 @@ def time_to_walk(overrides: list[str], n: int, args, work: Path, report: dict, s
 
 def markdown(report: dict) -> str:
     gpu = report["device"].startswith("gpu")
+    title = "Physics and trainer throughput" if report["runs"] else "Time to walk"
     lines = [
-        "# Physics and trainer throughput on the MJX backend",
+        f"# {title} on the MJX backend",
         "",
         f"Device: {report['device']}; torch {report['torch']} on {report['torch_device']}. "
         f"Machine: {report['machine']}.",
@@ -269,7 +271,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     report = {"benchmark": "gpu_scaling", "device": jax_device(), "torch": torch.__version__,
               "torch_device": args.device, "machine": describe_machine(), "overrides": overrides,
-              "command": " ".join(["python", *sys.argv]), "runs": []}
+              "command": " ".join(["python", *sys.argv]), "runs": [], **provenance()}
 
     def save() -> None:
         (out / f"{args.name}.json").write_text(json.dumps(report, indent=2))
