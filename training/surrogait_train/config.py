@@ -143,6 +143,9 @@ class RewardConfig:
     stance_foot_vel: float = -0.5  # squared horizontal foot velocity on scheduled stance legs
     foot_placement: float = -5.0  # squared error of foot xy to the Raibert-style reference
     joint_ref: float = 0.0  # squared error of joint angles to the IK of the clock's foot reference
+    # squared horizontal distance (m^2) of the base from the centroid of the scheduled stance feet: the body over
+    # its support, which a pace (on one side's legs at a time) must sway to, and a trot's diagonal gives for free
+    support_balance: float = 0.0
     joint_pos_limits: float = -10.0  # rad by which joints are outside the soft joint range, summed (legged_gym)
     alive: float = 0.5
     # Once, on the step a robot falls (not scaled by dt). The critic's value after a fall is 0, so where the

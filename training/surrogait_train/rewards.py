@@ -15,6 +15,8 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
     foot placement   |p_foot,xy - p_ref,xy(phase)|^2 with the Raibert step length
                      D = v_foot,cmd * T_stance / 2: the foot moves from +D to -D relative to its
                      nominal spot during stance and back during swing.
+    support balance  |c_xy|^2, c the centroid of the scheduled stance feet, horizontal: the body over its
+                     support (a pace must sway to its stance side; a trot's diagonal passes under the body)
     joint reference  |q - IK(p_ref)|^2: the same clock-driven foot reference (xy above, height
                      lifted by the swing profile) mapped to joint angles by inverse kinematics
                      (detached); a dense joint-space imitation target whose gradient reaches the
@@ -118,6 +120,14 @@ def compute_rewards(
     else:
         joint_ref_err = torch.zeros_like(state.base_height)
     torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
+    if cfg.support_balance != 0.0:
+        # the stance feet's centroid, horizontal in the body frame (feet_b tilted by the base's roll and pitch)
+        weights = stance.float().unsqueeze(-1)
+        centroid = (weights * feet_b).sum(1) / weights.sum(1).clamp(min=1.0)
+        horizontal = centroid - (centroid * up.squeeze(1)).sum(-1, keepdim=True) * up.squeeze(1)
+        support_err = (horizontal**2).sum(-1) * (stance.any(-1)).float()
+    else:
+        support_err = torch.zeros_like(state.base_height)
 
     outside_soft_range = soft_range_violation(state.joint_pos, *soft_joint_pos_range)
     lin_err = ((command[:, :2] - v[:, :2]) ** 2).sum(-1)
@@ -138,6 +148,7 @@ def compute_rewards(
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),
         "foot_placement": cfg.foot_placement * ((feet_b[..., :2] - ref_xy) ** 2).sum(-1).sum(-1),
         "joint_ref": cfg.joint_ref * joint_ref_err,
+        "support_balance": cfg.support_balance * support_err,
         "joint_pos_limits": cfg.joint_pos_limits * outside_soft_range,
         "alive": cfg.alive * torch.ones_like(lin_err),
     }

@@ -177,6 +177,9 @@ class Trainer:
         self.init_checkpoint = str(path)
 
     def _init_from_policy_file(self, path: Path | str) -> None:
+        policy = load_policy_file(
+            path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
+        )
         file_reference = action_reference_of(path)
         run_reference = self.learner.actor.reference.describe() if self.learner.actor.reference is not None else None
         if file_reference != run_reference:
@@ -184,9 +187,6 @@ class Trainer:
                 f"{path}: its actor is {_actor_kind(file_reference)} but this run's is {_actor_kind(run_reference)}; "
                 "set learner.residual_reference (and env.stand_speed_m_s) to match the file"
             )
-        policy = load_policy_file(
-            path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
-        )
         changed = policy.changed_fields
         self.learner.actor.load_state_dict(policy.actor_state)
         note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)
