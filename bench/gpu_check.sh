@@ -37,16 +37,16 @@ WARMUP=${WARMUP:-1}
 RAW_SECONDS=${RAW_SECONDS:-4}
 WALK_COUNT=${WALK_COUNT:-2048}      # 0: the fastest resident count of the scaling stage
 WALK_BUDGET_S=${WALK_BUDGET_S:-120}
-EVAL_EVERY_S=${EVAL_EVERY_S:-40}
+EVAL_EVERY_S=${EVAL_EVERY_S:-20}
 WALK_EPISODES=${WALK_EPISODES:-32}
 # the float32 side-by-sides (MJX vs MuJoCo C; device-resident vs host environment), the float64 step, the device and
 # transfer tests: what runs on a GPU in ~2 min (each new robot count or dtype is a ~20 s compile there)
 CROSS_K=${CROSS_K:-"float32 or one_control_step or picks or refused or steady_state or counter or shac"}
-# Each stage's time limit (s; 0 = none): the defaults keep one call under 9.5 min on the H200 (about 7 min expected:
-# ~2 min of tests, ~2.5 min of scaling, ~2.5 min of walking), so a stage that hangs costs only its own share.
-CROSS_TIMEOUT_S=${CROSS_TIMEOUT_S:-180}
-SCALING_TIMEOUT_S=${SCALING_TIMEOUT_S:-200}
-WALK_TIMEOUT_S=${WALK_TIMEOUT_S:-170}
+# Each stage's time limit (s; 0 = none): the defaults keep one call under 9.5 min on the H200 (about 6-7 min expected:
+# ~2 min of tests, ~2.5 min of scaling, up to ~3 min of walking), so a stage that hangs costs only its own share.
+CROSS_TIMEOUT_S=${CROSS_TIMEOUT_S:-170}
+SCALING_TIMEOUT_S=${SCALING_TIMEOUT_S:-190}
+WALK_TIMEOUT_S=${WALK_TIMEOUT_S:-200}
 OUT=${OUT:-$(mktemp -d /tmp/gpu_check.XXXX)}
 PY=${PY:-python3}
 mkdir -p "$OUT"
