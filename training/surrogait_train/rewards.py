@@ -97,8 +97,10 @@ def compute_rewards(
     dt: float,
     foot_ground_offset: torch.Tensor | None = None,
     stand_speed_m_s: float = 0.0,
+    term_means_on_host: bool = True,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
+    """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
+    `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
     g = state.projected_gravity_b
     v, w = state.base_lin_vel_b, state.base_ang_vel_b
     feet_b, jac = kinematics(state.joint_pos)
@@ -151,4 +153,5 @@ def compute_rewards(
         "alive": cfg.alive * torch.ones_like(lin_err),
     }
     weighted = torch.stack(list(terms.values())) * dt  # (terms, N): one op per step, not one per term
-    return weighted.sum(0), dict(zip(terms, weighted.detach().mean(1).tolist(), strict=True))
+    means = weighted.detach().mean(1)
+    return weighted.sum(0), dict(zip(terms, means.tolist() if term_means_on_host else means.unbind(), strict=True))
