@@ -54,6 +54,10 @@ export PYTHONUNBUFFERED=1
 # Compiled steps are cached on the machine's disk (not under $OUT, which comes back): a later stage or process at the
 # same robot count loads the compile of an earlier one.
 export SURROGAIT_JAX_CACHE=${SURROGAIT_JAX_CACHE:-/tmp/surrogait_jax_cache}
+# XLA's CUDA command buffers (CUDA graphs) failed on the H200 at 32768 robots: "Failed to set memcpy D2D node params:
+# CUDA_ERROR_INVALID_VALUE" in the resident control step (bench/results/gpu_check_h200_call2.log); with them off the
+# same stage ran (gpu_check_h200_call3.log). Off unless the caller sets XLA_FLAGS.
+export XLA_FLAGS=${XLA_FLAGS:-"--xla_gpu_enable_command_buffer="}
 LOG="$OUT/gpu_check.log"  # every stage's output; the device tool brings back at most 8 files
 T0=$(date +%s)
 
