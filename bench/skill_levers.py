@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 import time
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from surrogait_core.policy.contract import read_contract
 from surrogait_train.api import snapshot_callback, snapshots
 from surrogait_train.config import load_config
 from surrogait_train.evaluate import EVAL_SEED, WALK_VX_RMSE, evaluate_policy
@@ -45,15 +47,19 @@ SELECTION_SEED = EVAL_SEED + 1  # snapshots are chosen on other episodes than th
 
 
 def select_best(snapshots: list[tuple[int, Path]], gaits: list[str]) -> tuple[int, Path, list[dict]]:
-    """The snapshot that walks in most gaits, then tracks best, on the selection episodes; and every score."""
+    """The snapshot that falls least over its gaits, then walks in most, then tracks best (the summed vx and
+    yaw-rate RMSEs of the robots that did not fall), on the selection episodes; and every score."""
     scores = []
     for iteration, path in snapshots:
         results = [evaluate_policy(path, num_episodes=8, episode_s=6.0, gait=g, seed=SELECTION_SEED) for g in gaits]
+        falls = sum(int(sum(r.fell)) for r in results)
         walking = sum(r.walks for r in results)
-        rmse = sum(min(r.vx_rmse, 9.0) + min(r.yaw_rate_rmse, 9.0) + r.fall_rate for r in results)
-        scores.append({"iteration": iteration, "walking_gaits": walking, "rmse_sum": round(rmse, 3)})
-        print(f"  snapshot it{iteration}: {walking} gaits walk, summed RMSE {rmse:.3f}", flush=True)
-    best = max(range(len(scores)), key=lambda i: (scores[i]["walking_gaits"], -scores[i]["rmse_sum"]))
+        rmse = sum(r.vx_rmse + r.yaw_rate_rmse for r in results
+                   if math.isfinite(r.vx_rmse) and math.isfinite(r.yaw_rate_rmse))
+        scores.append({"iteration": iteration, "falls": falls, "walking_gaits": walking, "rmse_sum": round(rmse, 3)})
+        print(f"  snapshot it{iteration}: {falls} falls, {walking} gaits walk, summed RMSE {rmse:.3f}", flush=True)
+    best = min(range(len(scores)),
+               key=lambda i: (scores[i]["falls"], -scores[i]["walking_gaits"], scores[i]["rmse_sum"]))
     return snapshots[best][0], snapshots[best][1], scores
 
 
@@ -127,44 +133,57 @@ def main() -> None:
     parser.add_argument("--keep", default=None, help="copy the exported policy here")
     parser.add_argument("--snapshot-every", type=int, default=0, help="export a snapshot every N iterations")
     parser.add_argument("--select-best", action="store_true", help="judge the best snapshot, not the last")
+    parser.add_argument("--reselect", action="store_true",
+                        help="no training: choose again among the row's existing snapshots and judge the choice")
     parser.add_argument("--out", default=str(RESULTS / "skill_levers"))
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    out = Path(args.out)
+    path = out.with_suffix(".json")
+    report = json.loads(path.read_text()) if path.exists() else {"benchmark": "skill_levers", "rows": {}}
     overrides = [*args.overrides, f"seed={args.seed}"]
-    cfg = load_config(None, overrides)
     run_dir = Path("runs/skill_levers") / args.row
-    trainer = Trainer(cfg, run_dir)
-    if args.init_from:
-        trainer.init_from(args.init_from)
-    start = time.perf_counter()
-    callback = snapshot_callback(run_dir, args.snapshot_every) if args.snapshot_every else None
-    trainer.train(max_iterations=args.iterations, budget_s=args.budget_s, progress=False, callback=callback)
-    wall = time.perf_counter() - start
-    policy = export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx", trainer.provenance())
-    trainer.env.close()
-    gaits = list(trainer.env.contract.gait_names)
+    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    if args.reselect:  # the training as the row recorded it; only the choice among its snapshots is made again
+        row = report["rows"][args.row]
+        contract = read_contract(run_dir / "policy.onnx")
+        gaits, trained = list(contract.gait_names), row
+        commands = [row["command"], command]
+    else:
+        trainer = Trainer(load_config(None, overrides), run_dir)
+        if args.init_from:
+            trainer.init_from(args.init_from)
+        start = time.perf_counter()
+        callback = snapshot_callback(run_dir, args.snapshot_every) if args.snapshot_every else None
+        trainer.train(max_iterations=args.iterations, budget_s=args.budget_s, progress=False, callback=callback)
+        trained = {"iterations": trainer.iteration, "env_samples": trainer.env_steps,
+                   "trained_s": round(time.perf_counter() - start, 1)}
+        export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx", trainer.provenance())
+        trainer.env.close()
+        gaits = list(trainer.env.contract.gait_names)
+        commands = [command]
+    policy = run_dir / "policy.onnx"
     selection = None
-    if args.select_best and args.snapshot_every:
+    if args.reselect or (args.select_best and args.snapshot_every):
         iteration, best, scores = select_best(snapshots(run_dir), gaits)
-        policy = run_dir / "policy.onnx"
+        policy = run_dir / "selected.onnx"
         policy.write_bytes(best.read_bytes())
         selection = {"iteration": iteration, "seed": SELECTION_SEED, "scores": scores}
     row = {
-        "name": args.row, "note": args.note, "overrides": overrides, "init_from": args.init_from,
+        "name": args.row, "note": args.note or report["rows"].get(args.row, {}).get("note", ""),
+        "overrides": trained.get("overrides", overrides), "init_from": trained.get("init_from", args.init_from),
         "selected": selection,
-        "iterations": trainer.iteration, "env_samples": trainer.env_steps, "trained_s": round(wall, 1),
-        "commit": commit(), "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "iterations": trained["iterations"], "env_samples": trained["env_samples"], "trained_s": trained["trained_s"],
+        "commit": commit(), "command": " && ".join(commands),
         "judged": judge(policy, gaits, args.terrains, args.episodes),
     }
     if args.keep:
         Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
         Path(args.keep).write_bytes(policy.read_bytes())
     print(json.dumps(row, indent=1), flush=True)
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    path = out.with_suffix(".json")
-    report = json.loads(path.read_text()) if path.exists() else {"benchmark": "skill_levers", "rows": {}}
+    report = json.loads(path.read_text()) if path.exists() else report  # rows other runs wrote meanwhile
     report["machine"] = describe_machine()
     report["rows"][args.row] = row
     path.write_text(json.dumps(report, indent=1))
