@@ -122,9 +122,12 @@ def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     return shipped_policy_path(args.robot), "the shipped policy (no --policy given)"
 
 
-def node_params(args: argparse.Namespace) -> dict[str, dict]:
-    """The demo's own choices over the session's parameters: the MuJoCo simulator's motor model and terrain."""
-    return {sim_node(args.robot): {"motor_model": args.motor_model, "terrain": args.terrain}}
+def session_config(args: argparse.Namespace, run_dir: Path, policy: Path) -> SessionConfig:
+    """The demo's rehearsal: the session's own (the packages' parameters files, the link, the records in `run_dir`),
+    with the video, the policy node's loop timing, and the MuJoCo simulator's motor model and terrain as asked."""
+    return SessionConfig(run_dir, domain=args.domain, robot=args.robot, simulator=args.simulator, policy=policy,
+                         params={sim_node(args.robot): {"motor_model": args.motor_model, "terrain": args.terrain}},
+                         video=not args.no_video, timing_log=True, operator_name="surrogait_demo")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -196,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     if (note := terrain_note(args.terrain, args.robot)) is not None:
         say(note)
 
-    config = SessionConfig(run_dir, domain=args.domain, robot=args.robot, simulator=args.simulator, policy=policy,
-                           params=node_params(args), video=not args.no_video, timing_log=True,
-                           operator_name="surrogait_demo")
+    config = session_config(args, run_dir, policy)
     wire = rehearsal_robot(args.robot).wire(args.domain)
     say(f"[2/4] rehearsal processes ({args.robot} in {args.simulator}: {wire}; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0

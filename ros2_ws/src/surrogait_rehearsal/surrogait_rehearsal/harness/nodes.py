@@ -51,6 +51,14 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
 )}
 # The robot's own stack, as launch/<robot>_robot.launch.py starts it (and every rehearsal beside its simulator).
 DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
+# What a rehearsal session sets over a package's parameters file, and nothing else: the link that puts every
+# process on the rehearsal's wire, the policy file, and where a node records.
+SESSION_PARAMS = frozenset({
+    "robot", "dds_domain", "network_interface", "udp_host", "udp_port", "udp_tap_port", "udp_robot_ip",
+    "udp_robot_port", "udp_robot_local_port", "udp_policy_port", "udp_estimator_port", "udp_peer_ip",
+    "udp_peer_port", "udp_local_port", "udp_lowstate_port", "policy_path", "fault_log_path", "log_path",
+    "video_path", "timing_log_path",
+})
 
 
 @dataclasses.dataclass(frozen=True)
