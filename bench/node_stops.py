@@ -36,7 +36,7 @@ GRACE_S = 30.0  # the demo's (ProcessGroup.stop_all's default)
 def one_stop(node: str, run_s: float, domain: int, work: Path) -> dict:
     # The nodes' built-in defaults and the simulator at SCHED_FIFO 30, as when the result was recorded.
     config = SessionConfig(work, domain=domain, nodes=(node,), params_files=False, sim_log=False, niceness=None,
-                           params={"go2_sim": {"sched_fifo_priority": 30}}, operator_name="node_stops")
+                           params={"go2_sim": {"realtime_priority": 30}}, operator_name="node_stops")
     session = Session(config, log=lambda _: None)
     try:
         session.start()

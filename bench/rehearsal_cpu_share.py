@@ -4,7 +4,7 @@
 
 Runs the command after `--` and samples /proc every 0.5 s. It reports over the last `--window` seconds in which
 every node it found was running: each process's CPU (% of one core) and each core's idle %. This is where the
-Gazebo stand-in stack's 3-CPU floor comes from (gazebo_rehearsal.MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores,
+Gazebo stand-in stack's 3-CPU floor comes from (harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores,
 stand-in 43-58 %, bridge 48-62 %, estimator 23-31 %, monitor 30-37 %, policy 10-20 %, and 1-2 % idle per core.
 Writes bench/results/rehearsal_cpu_share.{json,md} (`--name` for another name).
 """

@@ -184,13 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize
 
-    from surrogait_core.runtime.realtime import try_realtime
+    from surrogait_core.runtime.realtime import enter_realtime
     from surrogait_rehearsal.harness.fault_suite.observers import TapRecorder, WireRecorder
     from surrogait_rehearsal.harness.fault_suite.run import BringUpError, run_baseline, run_scenario
     from surrogait_rehearsal.harness.nodes import go1_ports
     from surrogait_rehearsal.harness.operator import Operator
 
-    boosted = try_realtime(args.realtime_priority)
+    boosted = enter_realtime(args.realtime_priority)
     if args.robot == "go1":
         recorder = TapRecorder(go1_ports(args.domain).tap)
     else:

@@ -22,7 +22,7 @@ SIM_PRIORITY, NODE_PRIORITY = 30, 15
 def test_estimator_joining_while_the_robot_lies_distrusts_its_height_until_it_stands_then_tracks_within_2_cm(
         tmp_path, dds_domain, start_node, probe, run_script):
     sim = start_node("go2_sim", {"dds_domain": dds_domain, "initial_pose": "lying",
-                                 "sched_fifo_priority": SIM_PRIORITY})
+                                 "realtime_priority": SIM_PRIORITY})
     sim.wait_for_log(ready_line("go2_sim"))
     wait_truth(probe, 30)  # rt/lowstate is streaming: the estimator subscribes mid-stream, as in the demo
     est = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})

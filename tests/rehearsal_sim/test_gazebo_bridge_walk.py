@@ -27,7 +27,7 @@ physics step (2 ms) after the state it comes from and holds it ~2 ms, and the po
 250 Hz instead of 500: well inside the 0-20 ms of action delay the shipped policy was trained with (its
 20 ms-delay evaluation has vx RMSE 0.175), so it must meet the same limit. Measured here: 0.11-0.14.
 The walk is also the test of the rate: below 250 Hz of PD it tripped the monitor's joint-speed limit
-(gazebo_bridge_config).
+(sim.gazebo.bridge_config).
 
 Two stacks. `bridge_and_policy` (stand-in, bridge, policy node) is the bridge's contract with the
 control path: it runs everywhere, CI's 2-core machine included. `full_deployment` adds the estimator

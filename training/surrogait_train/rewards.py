@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from surrogait_core.policy.contract import GaitSpec
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.config import RewardConfig
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
@@ -102,7 +103,7 @@ def compute_rewards(
         joint_ref_err = ((state.joint_pos - joint_ref) ** 2).sum(-1)
     else:
         joint_ref_err = torch.zeros_like(state.base_height)
-    torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
+    torque = pd_torque(kp, kd, joint_targets, state.joint_pos, state.joint_vel, torque_limit=torque_limit)
 
     outside_soft_range = soft_range_violation(state.joint_pos, *soft_joint_pos_range)
     lin_err = ((command[:, :2] - v[:, :2]) ** 2).sum(-1)

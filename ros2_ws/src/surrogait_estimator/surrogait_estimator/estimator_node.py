@@ -48,7 +48,7 @@ from surrogait_core.estimator.estimator import ERROR, OK, WARN
 from surrogait_core.estimator.samples import TickClock
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
 from surrogait_core.wire import go1_wire
 from surrogait_core.wire.go2_wire import LowStateView
@@ -98,8 +98,7 @@ class EstimatorNode(Node):
         self._contacts.layout.dim = [MultiArrayDimension(label="FR,FL,RR,RL", size=4, stride=4)]
         self.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
 
-        if config.realtime_priority and not try_realtime(config.realtime_priority):
-            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        enter_realtime(config.realtime_priority, self.get_logger())
         if config.robot == "go1":
             self._stream, self.decode = self._open_go1_lowstate(config.udp_lowstate_port), go1_wire.decode_lowstate
             self.lowstate_name = "LowState"

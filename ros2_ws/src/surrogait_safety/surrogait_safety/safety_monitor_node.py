@@ -40,7 +40,7 @@ from surrogait_core.policy.contract import ContractError, read_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
@@ -103,8 +103,7 @@ class SafetyMonitorNode(Node):
         super().__init__(NODE_NAME)
         self._read_params()
         # The watchdog must not be starved into false "stale" verdicts (or late real ones).
-        if self.params.realtime_priority and not try_realtime(self.params.realtime_priority):
-            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        enter_realtime(self.params.realtime_priority, self.get_logger())
         self.lock = threading.Lock()
         self.monitor = SafetyMonitor(self.th)
         self.height_from_legs = LegKinematicsHeight(self.spec)

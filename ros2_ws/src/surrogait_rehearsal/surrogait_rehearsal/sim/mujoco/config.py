@@ -17,7 +17,14 @@ import ipaddress
 from collections.abc import Mapping
 
 from surrogait_core.robot_spec import ROBOTS
-from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    check_interface,
+    check_realtime_priority,
+    param,
+    parameter_table,
+    read_params,
+)
 from surrogait_core.wire import go1_wire
 from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
 
@@ -50,7 +57,7 @@ class SimNodeConfig:
     imu_acc_noise_std: float = param(0.05, "accelerometer noise, m/s^2")
     seed: int = param(0, "seed of the sensor noise")
     realtime_factor: float = param(1.0, "simulated seconds per wall second; 0 = as fast as possible")
-    sched_fifo_priority: int = param(0, "0 = normal scheduling; 1-99 = run under SCHED_FIFO at that priority, as "
+    realtime_priority: int = param(0, "0 = normal scheduling; 1-99 = run under SCHED_FIFO at that priority, as "
                                         "robot control processes do, so a busy machine does not slow the "
                                         "simulation (needs root or CAP_SYS_NICE)")
     duration_s: float = param(0.0, "stop after this much simulated time, s; 0 = run until SIGINT/SIGTERM")
@@ -87,10 +94,9 @@ class SimNodeConfig:
                 raise ParamError(f"{name} {getattr(self, name)} must be in (0, {physics_rate:g}]")
         if self.realtime_factor < 0.0:
             raise ParamError(f"realtime_factor {self.realtime_factor} must be >= 0 (0 = as fast as possible)")
-        if not 0 <= self.sched_fifo_priority <= 99:
-            raise ParamError(f"sched_fifo_priority {self.sched_fifo_priority} must be in 0..99 (0 = normal)")
-        if self.sched_fifo_priority and self.realtime_factor == 0.0:
-            raise ParamError("sched_fifo_priority with realtime_factor 0 would let a never-sleeping loop "
+        check_realtime_priority(self.realtime_priority)
+        if self.realtime_priority and self.realtime_factor == 0.0:
+            raise ParamError("realtime_priority with realtime_factor 0 would let a never-sleeping loop "
                              "monopolise a core: use normal scheduling to run as fast as possible")
         if self.duration_s < 0.0:
             raise ParamError(f"duration_s {self.duration_s} must be >= 0 (0 = until stopped)")
