@@ -143,7 +143,8 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    from surrogait_rehearsal.harness.fault_suite.injections import GO1_SCENARIOS, SCENARIOS
+    from surrogait_core.robot_links import DDS, robot_link
+    from surrogait_rehearsal.harness.fault_suite.injections import ROBOT_SCENARIOS, SCENARIOS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domain", type=int, default=45)
@@ -170,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.policy = args.policy or PRETRAINED / f"{args.robot}_trot.onnx"
     if args.scenarios is None:
-        args.scenarios = list(GO1_SCENARIOS if args.robot == "go1" else SCENARIOS)
-    if args.robot == "go1" and args.standin:
+        args.scenarios = list(ROBOT_SCENARIOS[args.robot])
+    if args.standin and robot_link(args.robot).protocol != DDS:
         print("bench/safety: --standin is a Go2 DDS stand-in; the Go1 suite runs the policy node", file=sys.stderr)
         return 2
     if not args.policy.exists():
@@ -182,20 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["ROS_DOMAIN_ID"] = str(args.domain)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-
     from surrogait_core.runtime.realtime import enter_realtime
-    from surrogait_rehearsal.harness.fault_suite.observers import TapRecorder, WireRecorder
+    from surrogait_rehearsal.harness.fault_suite.observers import observe_wire
     from surrogait_rehearsal.harness.fault_suite.run import BringUpError, run_baseline, run_scenario
-    from surrogait_rehearsal.harness.nodes import go1_ports
     from surrogait_rehearsal.harness.operator import Operator
 
     boosted = enter_realtime(args.realtime_priority)
-    if args.robot == "go1":
-        recorder = TapRecorder(go1_ports(args.domain).tap)
-    else:
-        ChannelFactoryInitialize(args.domain, "lo")
-        recorder = WireRecorder(args.domain)
+    recorder = observe_wire(args.robot, args.domain)
     ros = Operator(args.domain, name="fault_suite")
     results = []
     baseline = None

@@ -11,6 +11,7 @@ import functools
 from collections.abc import Mapping
 
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
+from surrogait_core.robot_links import DDS, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
     ParamError,
@@ -104,7 +105,7 @@ class EstimatorNodeConfig:
             self.estimator  # noqa: B018  (built once here, so that its own checks run at start)
         except ValueError as e:
             raise ParamError(str(e)) from e
-        if self.robot == "go2":  # the Go1's LowState comes over loopback, whatever the interface
+        if robot_link(self.robot).protocol == DDS:  # a UDP link's LowState comes over loopback, from the gateway
             check_interface(self.network_interface)
 
     @functools.cached_property

@@ -12,6 +12,7 @@ import ipaddress
 import math
 from collections.abc import Mapping
 
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
     ParamError,
@@ -78,7 +79,7 @@ class PolicyNodeParams:
             problems.append("policy_path is empty: set it to an exported policy (.onnx)")
         if not 0 <= self.dds_domain <= 232:
             problems.append(f"dds_domain {self.dds_domain} is outside 0..232")
-        if self.robot == "go1":
+        if self.robot in ROBOTS and robot_link(self.robot).protocol == UDP:
             problems += self._go1_problems()
         elif (problem := interface_problem(self.network_interface)) is not None:
             problems.append(problem)

@@ -41,7 +41,7 @@ from surrogait_rehearsal.harness.gazebo import GazeboUnavailable, gazebo_command
 from surrogait_rehearsal.harness.host_steal import StealSampler
 from surrogait_rehearsal.harness.nodes import REPO_ROOT, rehearsal_robot, shipped_policy_path, sim_node
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
-from surrogait_rehearsal.harness.session import GAZEBO_SIMULATORS, SIMULATORS, Session, SessionConfig
+from surrogait_rehearsal.harness.session import SIMULATORS, Session, SessionConfig, simulator_refusal
 from surrogait_rehearsal.report import RunFiles, build_report
 
 ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course
@@ -162,8 +162,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.terrain != "flat" and args.simulator != "mujoco":
         parser.error("--terrain is the MuJoCo rehearsal's (go2_sim / go1_sim); the Gazebo worlds are flat")
-    if args.simulator in GAZEBO_SIMULATORS and args.robot != "go2":
-        parser.error(f"--simulator {args.simulator} rehearses the Go2 only (the Go1's UDP wire has no Gazebo bridge)")
+    if (refusal := simulator_refusal(args.robot, args.simulator)) is not None:
+        parser.error(refusal)
     return args
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from surrogait_core.robot_links import robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
     ParamError,
@@ -51,7 +52,7 @@ class SafetyMonitorParams:
             raise ParamError(f"parameter 'robot' is {self.robot!r}; expected one of {', '.join(ROBOTS)}")
         check_realtime_priority(self.realtime_priority)
         check_interface(self.network_interface)
-        if self.robot == "go1":
+        if robot_link(self.robot).monitor_is_gateway:
             if (problem := udp_peer_problem(self.network_interface, self.udp_robot_ip)) is not None:
                 raise ParamError(f"parameters 'network_interface' / 'udp_robot_ip': {problem}")
             ports = {"udp_robot_port": self.udp_robot_port, "udp_robot_local_port": self.udp_robot_local_port,

@@ -109,6 +109,7 @@ class RehearsalRobot:
     ready_lines: Mapping[str, str]  # each node's log line once it is up on this robot's link
     link: Callable[[int], dict[str, dict]]  # domain -> each node's link parameters
     wire: Callable[[int], str]  # domain -> where the rehearsal's wire runs, in words
+    gazebo: bool  # the Gazebo bridge plays this robot's wire (a Gazebo rehearsal exists)
 
 
 REHEARSAL_ROBOTS: dict[str, RehearsalRobot] = {robot.name: robot for robot in (
@@ -116,11 +117,12 @@ REHEARSAL_ROBOTS: dict[str, RehearsalRobot] = {robot.name: robot for robot in (
                    {"go2_sim": "Go2 simulator:", "gz_standin": "Gazebo stand-in:", "gazebo_bridge": "Gazebo bridge:",
                     "estimator_node": "state estimator for go2", "safety_monitor": "watching rt/lowstate",
                     "policy_node": "unitree_sdk2 DDS domain"},
-                   _go2_link, lambda domain: f"DDS domain {domain} on lo"),
+                   _go2_link, lambda domain: f"DDS domain {domain} on lo", gazebo=True),
     RehearsalRobot("go1", "go1_sim",
                    {"go1_sim": "Go1 simulator:", "estimator_node": "state estimator for go1",
                     "safety_monitor": "gateway ", "policy_node": "unitree_legged_sdk UDP link to"},
-                   _go1_link, lambda domain: f"Go1 UDP on 127.0.0.1 ports {go1_ports(domain).robot}.."),
+                   _go1_link, lambda domain: f"Go1 UDP on 127.0.0.1 ports {go1_ports(domain).robot}..",
+                   gazebo=False),
 )}
 
 

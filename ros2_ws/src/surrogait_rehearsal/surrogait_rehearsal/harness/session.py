@@ -51,6 +51,15 @@ Log = Callable[[str], None]
 WhileWalking = Callable[[ProcessGroup, Operator, threading.Event], None]
 
 
+def simulator_refusal(robot: str, simulator: str) -> str | None:
+    """Why `robot` cannot be rehearsed in `simulator` (None: it can)."""
+    if simulator not in SIMULATORS:
+        return f"simulator {simulator!r}: expected one of {', '.join(SIMULATORS)}"
+    if simulator in GAZEBO_SIMULATORS and not rehearsal_robot(robot).gazebo:
+        return f"--simulator {simulator} rehearses the Go2 only (the {robot}'s wire has no Gazebo bridge)"
+    return None
+
+
 def walk_test_segments() -> list[Segment]:
     """The rehearsal tests' and benches' walk: 0.5 m/s and 1.0 m/s straight ahead for 5 s each, then stop."""
     return [
@@ -118,10 +127,8 @@ class SessionConfig:
 
     def __post_init__(self) -> None:
         rehearsal_robot(self.robot)  # an unknown robot is refused here, naming the known ones
-        if self.simulator not in SIMULATORS:
-            raise ValueError(f"simulator {self.simulator!r}: expected one of {', '.join(SIMULATORS)}")
-        if self.simulator in GAZEBO_SIMULATORS and self.robot != "go2":
-            raise ValueError(f"the {self.simulator} rehearsal is the Go2's (the Go1's UDP wire has no Gazebo bridge)")
+        if (refusal := simulator_refusal(self.robot, self.simulator)) is not None:
+            raise ValueError(refusal)
         unknown = set(self.nodes) - set(DEPLOYMENT_NODES)
         if unknown:
             raise ValueError(f"nodes {sorted(unknown)}: a session's nodes are of {', '.join(DEPLOYMENT_NODES)}")

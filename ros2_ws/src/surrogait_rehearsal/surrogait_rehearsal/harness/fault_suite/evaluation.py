@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
@@ -59,7 +60,9 @@ def _state_arrays(v: LowStateView):
 def damping_kd_on_wire(robot: str) -> float:
     """The monitor's damping kd as it reaches the motors (the Go1's packet carries kd in 1/16 steps)."""
     kd = default_thresholds(load_robot_spec(robot)).damping_kd
-    return go1_wire.fixed_point(kd, go1_wire.KD_SCALE) / go1_wire.KD_SCALE if robot == "go1" else kd
+    if robot_link(robot).protocol == UDP:  # the Go1's packet carries kd as a fixed-point number
+        return go1_wire.fixed_point(kd, go1_wire.KD_SCALE) / go1_wire.KD_SCALE
+    return kd
 
 
 def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall_offset: float,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from surrogait_core import interfaces
+from surrogait_core.robot_links import robot_link
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety.rules import driven
 from surrogait_core.wire import go2_wire
@@ -105,12 +106,13 @@ def _rogue(r: ScenarioRun, target: str, note: str) -> Injection:
     t = time.monotonic()
     argv = [sys.executable, "-m", "surrogait_rehearsal.harness.fault_injection", "rogue", "--domain", str(r.cfg.domain),
             "--interface", "lo", "--robot", r.cfg.robot, "--joint", ROGUE_JOINT, "--target", target]
-    if r.cfg.robot == "go1":  # the rogue sends where the policy node does: the monitor's gateway
+    gateway = robot_link(r.cfg.robot).monitor_is_gateway
+    if gateway:  # the rogue sends where the policy node does: the monitor's gateway
         argv += ["--udp-port", str(go1_ports(r.cfg.domain).policy)]
     # Normal scheduling: a real-time process importing its modules for a second would starve the
     # policy node (same priority, FIFO) and show up as a silent policy before the rogue ever writes.
     rogue = r.group.start("rogue", argv, boost=False)
-    if r.cfg.robot == "go1":
+    if gateway:
         # The gateway keeps the rogue's commands from the robot: the fault begins when the rogue sends.
         r.wait_for("the rogue's first command", lambda: FIRST_ROGUE_LINE in rogue.log, 15.0)
         time.sleep(0.3)
@@ -185,3 +187,4 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 # The Go1's subset (issue 15): what the monitor must catch through its gateway on the UDP link.
 GO1_SCENARIOS = ("kill9_policy", "sigstop_policy", "nan_policy_output", "command_beyond_limit", "push_tilt",
                  "estop_service", "estop_gamepad", "lowstate_stopped")
+ROBOT_SCENARIOS = {"go2": tuple(SCENARIOS), "go1": GO1_SCENARIOS}  # each robot's suite

@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 import time
 
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.wire import go1_wire, go2_wire
 from surrogait_core.wire.go2_wire import LowStateView, MotorCommands
 from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
+from surrogait_rehearsal.harness.nodes import go1_ports
 
 SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); the socket module does not name it
 
@@ -182,3 +184,14 @@ class TapRecorder(_WireLog):
 
 
 WireObserver = WireRecorder | TapRecorder
+
+
+def observe_wire(robot: str, domain: int) -> WireObserver:
+    """An observer of `robot`'s wire in the rehearsal on `domain`: the DDS wire itself, or, on a point-to-point UDP
+    link, the simulated robot's tap (nothing else sees what reached the robot)."""
+    if robot_link(robot).protocol == UDP:
+        return TapRecorder(go1_ports(domain).tap)
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+
+    ChannelFactoryInitialize(domain, "lo")
+    return WireRecorder(domain)

@@ -16,6 +16,7 @@ import functools
 import ipaddress
 from collections.abc import Mapping
 
+from surrogait_core.robot_links import DDS, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
     ParamError,
@@ -77,16 +78,17 @@ class SimNodeConfig:
         """Values the simulator cannot run with raise ParamError (run by `read_params`)."""
         if self.robot not in ROBOTS:
             raise ParamError(f"robot {self.robot!r}: expected go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP)")
-        if self.robot == "go2" and not 0 <= self.dds_domain <= 232:
+        dds = robot_link(self.robot).protocol == DDS  # else UDP, the Go1's
+        if dds and not 0 <= self.dds_domain <= 232:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
-        if self.robot == "go1":
+        if not dds:
             self._validate_udp()
         try:
             self.sim.validate()
         except SimConfigError as e:
             raise ParamError(str(e)) from e
         physics_rate = 1.0 / self.sim.physics_dt_s
-        if self.robot == "go2" and not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
+        if dds and not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
             raise ParamError(f"lowstate_rate_hz {self.lowstate_rate_hz} must be in [200, {physics_rate:g}] "
                              "(at least 200 Hz, at most the physics rate)")
         for name in ("ground_truth_rate_hz", "log_rate_hz", "video_fps"):
@@ -106,7 +108,7 @@ class SimNodeConfig:
             raise ParamError(f"log_path {self.log_path!r}: the recording is an .npz file, name it *.npz")
         if self.video_width < 16 or self.video_height < 16:
             raise ParamError(f"video size {self.video_width}x{self.video_height} is too small")
-        if self.robot == "go2":
+        if dds:
             check_interface(self.network_interface)
 
     def _validate_udp(self) -> None:

@@ -38,6 +38,7 @@ from sensor_msgs.msg import Joy
 from std_srvs.srv import SetBool
 
 from surrogait_core import interfaces
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.runtime.realtime import enter_realtime
@@ -158,9 +159,10 @@ class Go2SimNode(Node):
         self.gate = LowCmdGate()
         self.io = SimIO()
         dt = self.sim.model.opt.timestep
-        self.link = Go1UdpLink(config, self.gate, dt) if config.robot == "go1" else Go2DdsLink(config, dt)
+        link = robot_link(config.robot)
+        self.link = Go1UdpLink(config, self.gate, dt) if link.protocol == UDP else Go2DdsLink(config, dt)
         # What the fault injection stops, in the robot's terms.
-        self._lowstate_name = "LowState replies" if config.robot == "go1" else "rt/lowstate"
+        self._lowstate_name = f"{link.lowstate} replies" if link.protocol == UDP else link.lowstate
 
         self._odom_pub = self.create_publisher(Odometry, interfaces.SIM_GROUND_TRUTH, 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
