@@ -27,9 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine  # noqa: E402
+from provenance import provenance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PRETRAINED = ROOT / "training" / "surrogait_train" / "pretrained"
+PRETRAINED = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies"
 OBSERVERS = {"go2": "an independent raw DDS reader on rt/lowcmd",
              "go1": "the Go1 simulator's tap (a copy of every LowCmd it accepted; the monitor is the link's gateway)"}
 STANDIN = ROOT / "tests" / "safety" / "standin_policy.py"
@@ -232,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "priority": f"SCHED_FIFO {args.realtime_priority}" if boosted else "normal scheduling",
             "command": "python bench/safety.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    meta.update(provenance([args.policy]))  # commit, policy_sha256: docs/results.md tells stale figures by them
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(
         json.dumps({"meta": meta, "baseline": baseline, "results": results}, indent=2) + "\n")

@@ -64,6 +64,9 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     preflown = json.loads((run_dir / "preflight.json").read_text())
     assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
     assert "the pre-flight:" in report and "pre-flight of the newest" in out
+    # and whether the trained policy walks and stands by the eval's definition, said plainly either way
+    assert "by the eval's definition" in report and ("WALKS" in report or "does NOT walk" in report)
+    assert "told to stand it" in report
     assert not processes_mentioning(str(run_dir)), "the demo left child processes running"
 
 
@@ -91,7 +94,7 @@ def test_a_gait_switch_demo_rehearses_the_shipped_multi_gait_policy_and_switches
 
 
 def test_a_gait_switch_the_policy_was_not_trained_for_is_refused_before_anything_starts(tmp_path):
-    trot = Path(__file__).resolve().parents[2] / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+    trot = Path(__file__).resolve().parents[2] / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
     result = subprocess.run(
         [sys.executable, "-m", "surrogait_rehearsal.demo", "--policy", str(trot), "--switch-gait", "bound",
          "--domain", DOMAIN, "--run-dir", str(tmp_path / "refused")],

@@ -5,7 +5,7 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
 
 - velocity tracking  exp(-|v_xy - cmd_xy|^2 / sigma),  exp(-(w_z - cmd_yaw)^2 / sigma)
 - posture            |g_xy|^2,  (h - h*)^2,  v_z^2,  |w_xy|^2
-- effort             |a_t - a_{t-1}|^2,  |tau|^2
+- effort             |a_t - a_{t-1}|^2,  |tau|^2,  sum_j max(|tau_j| - f tau_max,j, 0) (torque limits, f = 0.7)
 - joint limits       sum_j max(lower_j - q_j, 0) + max(q_j - upper_j, 0) over the soft joint range
                      (legged_gym's dof_pos_limits; targets are clipped to that range, positions can
                      still overshoot it)
@@ -34,25 +34,36 @@ from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState
 
 
+def stepping_amplitude(command: torch.Tensor, nominal_feet_b: torch.Tensor, stand_speed_m_s: float) -> torch.Tensor:
+    """(N, 1) in [0, 1]: how high the reference lifts the feet for this command. 1 = the gait's full swing; below
+    `stand_speed_m_s` of commanded foot speed (|v_xy| + r |yaw rate|, r the feet's mean distance from the base)
+    it shrinks in proportion, down to standing on all four feet at a zero command (0 = always step)."""
+    if stand_speed_m_s <= 0:
+        return torch.ones_like(command[:, :1])
+    radius = nominal_feet_b[:, :2].norm(dim=-1).mean()
+    speed = command[:, :2].norm(dim=-1, keepdim=True) + radius * command[:, 2:3].abs()
+    return (speed / stand_speed_m_s).clamp(0.0, 1.0)
+
+
 def gait_reference(
     gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
-    foot_radius_m: float,
+    foot_radius_m: float, stand_speed_m_s: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
-    (one gait for every robot, or each robot's own: `GaitBatch`)."""
+    (one gait for every robot, or each robot's own: `GaitBatch`); with `stand_speed_m_s` the swing shrinks to
+    standing at a zero command (`stepping_amplitude`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
     s_swing = ((phases - d) / (1 - d)).clamp(0, 1)
-    height = foot_radius_m + torch.where(
-        stance, torch.zeros_like(phases), gait.swing_height_m * torch.sin(torch.pi * s_swing)
-    )
+    apex = gait.swing_height_m * stepping_amplitude(command, nominal_feet_b, stand_speed_m_s)
+    height = foot_radius_m + torch.where(stance, torch.zeros_like(phases), apex * torch.sin(torch.pi * s_swing))
     # planar velocity each foot must travel at in stance: v_cmd + w_cmd x p_nominal
     px, py = nominal_feet_b[:, 0], nominal_feet_b[:, 1]
     vx = command[:, 0:1] - command[:, 2:3] * py
     vy = command[:, 1:2] + command[:, 2:3] * px
-    stance_time = torch.as_tensor(d * gait.period_s)  # s; (N, 1) for a GaitBatch
-    if stance_time.dim():
+    stance_time = d * gait.period_s  # s; (N, 1) for a GaitBatch
+    if isinstance(stance_time, torch.Tensor):
         stance_time = stance_time.unsqueeze(-1)
     half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
     ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
@@ -84,6 +95,7 @@ def compute_rewards(
     cfg: RewardConfig,
     dt: float,
     foot_ground_offset: torch.Tensor | None = None,
+    stand_speed_m_s: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
     g = state.projected_gravity_b
@@ -96,7 +108,8 @@ def compute_rewards(
         foot_height = foot_height - foot_ground_offset
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
-    ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m)
+    ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
+                                                stand_speed_m_s)
     if cfg.joint_ref != 0.0:
         ref_feet = torch.cat([ref_xy, (nominal_feet_b[:, 2] + ref_height - foot_radius_m).unsqueeze(-1)], dim=-1)
         joint_ref = kinematics.inverse(ref_feet, default_joint_pos)
@@ -117,6 +130,8 @@ def compute_rewards(
         "base_height": cfg.base_height * (state.base_height - cfg.base_height_target_m) ** 2,
         "action_rate": cfg.action_rate * ((action - last_action) ** 2).sum(-1),
         "torque": cfg.torque * (torque**2).sum(-1),
+        "torque_limits": cfg.torque_limits * (torque.abs() - cfg.soft_torque_limit_fraction * torque_limit)
+        .clamp(min=0).sum(-1),
         "swing_height": cfg.swing_height * ((foot_height - ref_height) ** 2).sum(-1),
         "swing_clearance": cfg.swing_clearance * (~stance * (ref_height - foot_height).clamp(min=0) ** 2).sum(-1),
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),

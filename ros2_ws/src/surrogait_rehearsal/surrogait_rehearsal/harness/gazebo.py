@@ -3,7 +3,7 @@
 Two ways to play it:
 - `gazebo`: `gz sim` (server, running) with the world ros2_ws/src/surrogait_description/sdf/worlds/go2_flat.sdf
   (which includes the Go2 model: no separate spawn) and ros_gz_bridge's `parameter_bridge` with
-  launch/config/gazebo/ros_gz_bridge.yaml. Needs Gazebo Harmonic and ROS 2 with ros_gz_bridge; refused
+  surrogait_bringup's config/gazebo/ros_gz_bridge.yaml. Needs Gazebo Harmonic and ROS 2 with ros_gz_bridge; refused
   with a message naming what to install where they are missing.
 - `gazebo-standin`: `gz_standin`, MuJoCo publishing the same ROS topics (what runs where Gazebo does not).
 Then the bridge (`gazebo_bridge`) and, once its ground truth arrives, the policy node, estimator and
@@ -21,7 +21,7 @@ from surrogait_rehearsal.harness.nodes import REPO_ROOT
 SDF_DIR = REPO_ROOT / "ros2_ws" / "src" / "surrogait_description" / "sdf"
 WORLD = SDF_DIR / "worlds" / "go2_flat.sdf"
 MODELS = SDF_DIR / "models"  # `model://go2` in the world resolves here (GZ_SIM_RESOURCE_PATH)
-ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "launch" / "config" / "gazebo" / "ros_gz_bridge.yaml"
+ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "config" / "gazebo" / "ros_gz_bridge.yaml"
 # The stand-in, the bridge and the three deployment nodes together need 180-195 % of a 2-core machine's
 # CPU (measured: 1-2 % idle, the stand-in and bridge ~50 % each; 172 % and 5-6 % idle since the estimator and
 # the monitor got lighter: bench/results/rehearsal_cpu_share_standin_full.md), all of it real-time. Linux answers a

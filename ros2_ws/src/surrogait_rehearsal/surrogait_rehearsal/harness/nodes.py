@@ -9,7 +9,6 @@ wire (the Go2's DDS domain, or the Go1's UDP ports).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[5]
 PACKAGES = REPO_ROOT / "ros2_ws" / "src"
-SHIPPED_POLICY = "pretrained/{robot}_trot.onnx"  # inside the trainer's package
+SHIPPED_POLICY = "{robot}_trot.onnx"  # in surrogait_bringup's policies/
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,12 +148,10 @@ def link_params(robot: str, domain: int) -> dict[str, dict]:
 
 
 def shipped_policy_path(robot: str = "go2") -> Path:
-    """The shipped policy of `robot`, located without importing the trainer."""
-    relative = SHIPPED_POLICY.format(robot=robot)
-    spec = importlib.util.find_spec("surrogait_train")
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))) / relative
-    return REPO_ROOT / "training" / "surrogait_train" / relative
+    """The shipped policy of `robot`, where the deployment installs it (surrogait_bringup), not the trainer."""
+    from surrogait_bringup.policies import shipped_policy
+
+    return shipped_policy(SHIPPED_POLICY.format(robot=robot))
 
 
 def write_params(name: str, params: Mapping, path: Path, package_params: bool = False) -> Path:

@@ -2,7 +2,7 @@
 
     gazebo_bridge --ros-args --params-file config/gazebo_bridge.yaml
 
-Gazebo side (ROS topics that `ros_gz_bridge` carries, launch/config/gazebo/ros_gz_bridge.yaml;
+Gazebo side (ROS topics that `ros_gz_bridge` carries, surrogait_bringup's config/gazebo/ros_gz_bridge.yaml;
 names are parameters, defaults in topics):
   takes  /model/go2/joint_states (JointState), /model/go2/imu (Imu), /model/go2/foot_force/<LEG>
          (WrenchStamped, foot frame), /model/go2/odometry (Odometry)
