@@ -201,11 +201,14 @@ class Session:
             self._start_node(name, params[name])
         self.operator.wait_for("the simulator's ground truth", lambda: bool(self.operator.ground_truth),
                                GROUND_TRUTH_TIMEOUT_S[c.simulator], abort_on=self.group.why_dead)
-        if c.simulator == "gazebo-standin" and set(DEPLOYMENT_NODES) <= set(c.nodes) \
+        full_rate = "control_rate_hz" not in c.params.get("gazebo_bridge", {})
+        if c.simulator == "gazebo-standin" and set(DEPLOYMENT_NODES) <= set(c.nodes) and full_rate \
                 and usable_cpus() < MIN_CPUS_FULL_STANDIN_REHEARSAL:
-            self.log(f"  warning: the stand-in rehearsal with all three nodes needs {MIN_CPUS_FULL_STANDIN_REHEARSAL} "
-                     f"or more CPUs and this process may use {usable_cpus()}: expect real-time gaps that the monitor "
-                     "and the policy node call faults (harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL)")
+            self.log(f"  warning: the stand-in rehearsal with all three nodes at the package rates needs "
+                     f"{MIN_CPUS_FULL_STANDIN_REHEARSAL} or more CPUs and this process may use {usable_cpus()}: "
+                     "expect real-time gaps that the monitor and the policy node call faults; on 2 cores run the "
+                     "Gazebo side at 250 Hz as tests/rehearsal_sim/test_gazebo_bridge_walk.py does "
+                     "(harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL)")
         for name in self.node_names[len(self.simulator_nodes):]:
             self._start_node(name, params[name])
         return self.started
