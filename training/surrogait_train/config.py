@@ -70,7 +70,8 @@ class EnvConfig:
     # climb the curriculum again from the bottom
     terrain_start_level_max: int = 0
     # m: the height field's grid (surrogait_core.terrain.CELL_M); MuJoCo finds a contact per grid triangle under
-    # a foot, so a grid about as fine as the 2 cm feet gives each foot several (bench/heightfield_contacts.py)
+    # a foot, so a grid about as fine as the 2 cm feet gives each foot several
+    # (bench/investigations/heightfield_contacts.py)
     terrain_cell_m: float = CELL_M
     init_joint_noise_rad: float = 0.05
     # Each episode starts its gait clock at a random phase (a multi-gait robot: a random point of its cycle), so

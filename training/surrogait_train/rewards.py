@@ -29,6 +29,7 @@ from __future__ import annotations
 import torch
 
 from surrogait_core.policy.contract import GaitSpec
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.config import RewardConfig
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
@@ -119,7 +120,7 @@ def compute_rewards(
         joint_ref_err = ((state.joint_pos - joint_ref) ** 2).sum(-1)
     else:
         joint_ref_err = torch.zeros_like(state.base_height)
-    torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
+    torque = pd_torque(kp, kd, joint_targets, state.joint_pos, state.joint_vel, torque_limit=torque_limit)
     if cfg.support_balance != 0.0:
         # the stance feet's centroid, horizontal in the body frame (feet_b tilted by the base's roll and pitch)
         weights = stance.float().unsqueeze(-1)

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 
 from surrogait_core.robot_spec import RobotSpec
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.config import SurrogateConfig
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState
@@ -158,7 +159,9 @@ class Surrogate(torch.nn.Module):
         return smooth - smooth.detach()
 
     def _torque(self, q, dq, q_target, kp, kd) -> torch.Tensor:
-        raw = kp * (q_target - q) - kd * dq
+        # The drivers' law (surrogait_core.wire.motor_driver_law.pd_torque) with its hard clip smoothed into a tanh:
+        # a clipped joint would pass no gradient at all, and the surrogate exists to carry gradients.
+        raw = pd_torque(kp, kd, q_target, q, dq)
         return self.torque_limit * torch.tanh(raw / self.torque_limit)
 
     def _joint_pd(self, q, dq, q_target, kp, kd, dynamics: RobotDynamics | None):
