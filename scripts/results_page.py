@@ -144,6 +144,14 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def policy_bytes(data: bytes) -> bytes:
+    """A policy file's content without its provenance entry, which never changes what the policy does: a file that
+    got its provenance after it was measured is still the file measured (surrogait_core.policy.provenance)."""
+    from surrogait_core.policy.provenance import without_provenance
+
+    return without_provenance(data)
+
+
 # ------------------------------------------------------------------------------------------ provenance
 @dataclass
 class PolicyStatus:
@@ -179,7 +187,7 @@ class Provenance:
         self.now_by_hash: dict[str, str] = {}
         for p in sorted(self.tracked):
             if p.endswith(".onnx") and (root / p).is_file():
-                data = (root / p).read_bytes()
+                data = policy_bytes((root / p).read_bytes())
                 self.now_by_hash.setdefault(sha256(data), p)
                 self.now_by_hash.setdefault(hashlib.md5(data).hexdigest(), p)
 
@@ -245,12 +253,14 @@ class Provenance:
         name = f"`{p.name}`" if path in self.tracked or len(p.parts) < 2 else f"`{p.parent.name}/{p.name}`"
         at_commit = self.git.blob(fp.commit, path) if fp.commit else None
         current_file = self.root / path
-        current = sha256(current_file.read_bytes()) if path in self.tracked and current_file.is_file() else None
+        present = path in self.tracked and current_file.is_file()
+        current_bytes = policy_bytes(current_file.read_bytes()) if present else None
+        current = sha256(current_bytes) if current_bytes is not None else None
         if path in fp.recorded_sha256:
             measured, how = fp.recorded_sha256[path], "recorded"
         elif path in fp.recorded_md5:
             recorded_md5 = fp.recorded_md5[path]
-            if current and hashlib.md5(current_file.read_bytes()).hexdigest() == recorded_md5:
+            if current and hashlib.md5(current_bytes).hexdigest() == recorded_md5:
                 return PolicyStatus(path, "current", f"{name} sha256 {current[:12]} (md5 recorded)")
             if current is None and self.now_by_hash.get(recorded_md5):
                 moved = f"moved to `{self.now_by_hash[recorded_md5]}`"
@@ -258,7 +268,7 @@ class Provenance:
             text = f"{name} md5 {recorded_md5[:12]} (recorded); not the file now"
             return PolicyStatus(path, "STALE", text + self.replaced(fp, path) + self.now_at(recorded_md5))
         elif at_commit is not None:
-            measured, how = sha256(at_commit), "git"
+            measured, how = sha256(policy_bytes(at_commit)), "git"
         else:
             measured, how = None, ""
         if path not in self.tracked and at_commit is None:
