@@ -127,7 +127,8 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=480.0, help="training seconds (0: --iterations only)")
     parser.add_argument("--iterations", type=int, default=10**9)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--init-from", default=None, help="a checkpoint of this trainer to start from")
+    parser.add_argument("--init-from", default=None, help="a checkpoint or policy file of this trainer to start from")
+    parser.add_argument("--config", default=None, help="the config the overrides apply to (default configs/go2_trot.yaml)")
     parser.add_argument("--terrains", nargs="*", default=[])
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--keep", default=None, help="copy the exported policy here")
@@ -151,7 +152,7 @@ def main() -> None:
         gaits, trained = list(contract.gait_names), row
         commands = [row["command"], command]
     else:
-        trainer = Trainer(load_config(None, overrides), run_dir)
+        trainer = Trainer(load_config(args.config, overrides), run_dir)
         if args.init_from:
             trainer.init_from(args.init_from)
         start = time.perf_counter()
