@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=10**9)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init-from", default=None, help="a checkpoint or policy file of this trainer to start from")
-    parser.add_argument("--config", default=None, help="the config the overrides apply to (default configs/go2_trot.yaml)")
+    parser.add_argument("--config", default=None, help="the config the overrides apply to (default: go2_trot.yaml)")
     parser.add_argument("--terrains", nargs="*", default=[])
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--keep", default=None, help="copy the exported policy here")
