@@ -84,6 +84,9 @@ def describe(provenance: dict | None) -> str:
     seeds = sorted({s["seed"] for s in stages if "seed" in s})
     samples = sum(s.get("samples", 0) for s in stages)
     minutes = sum(s.get("wall_s", 0.0) for s in stages) / 60
+    timed = sum("wall_s" in s for s in stages)
+    training = f"{minutes:.1f} min of training" + ("" if timed == len(stages) else
+                                                    f" in the {timed} of {len(stages)} stages that recorded it")
     return (f"learner {provenance.get('learner', 'unknown')}, {len(stages)} stage{'s' * (len(stages) != 1)}, "
             f"seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds)) or '?'}, {samples:,} samples, "
-            f"{minutes:.1f} min of training, commit {provenance.get('commit', '?')}")
+            f"{training}, commit {provenance.get('commit', '?')}")
