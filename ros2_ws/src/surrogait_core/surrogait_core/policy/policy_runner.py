@@ -26,6 +26,7 @@ class PolicyOutput:
     joint_targets: np.ndarray  # rad, SDK order, inside the contract's soft joint range
     action: np.ndarray  # clipped network output
     inference_s: float  # onnxruntime time for this step
+    observation: np.ndarray | None = None  # what the network was given (the node checks it is not frozen)
 
     @property
     def finite(self) -> bool:
@@ -104,4 +105,4 @@ class PolicyRunner:
         # a robot whose action is not finite keeps its previous one
         finite = np.all(np.isfinite(action), axis=-1, keepdims=True)
         self.last_action = np.where(finite, action, self.last_action)
-        return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s)
+        return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s, observation=obs)
