@@ -135,6 +135,8 @@ def start_node(tmp_path, dds_domain):
     group = ProcessGroup(tmp_path, dds_domain)
 
     def start(name: str, params: dict) -> Child:
+        if name == "estimator_node":  # the synthetic robot and the simulator report foot force in newtons
+            params = {"foot_force_units": "newtons", **params}
         return group.start_node(name, params)
 
     yield start

@@ -142,19 +142,22 @@ class Go1Link:
 
     def _receive(self) -> LowStateSample | None:
         took_s = None
+        took = 0
         for _ in range(MAX_RECV_PER_TAKE):
             code = self._udp.Recv()
             if code == RECV_NONE:
                 break
             if code == RECV_TOOK:
                 took_s = time.time()
+                took += 1
             else:
                 self.refused += 1  # -3: bad CRC; the SDK keeps the last good state
         if took_s is None:
             return None
         self._udp.GetRecv(self._state)
         self._has_state = True
-        return LowStateSample(view_from_sdk(self._state), took_s)
+        # The SDK refuses a packet whose CRC fails (counted in `refused`); the ones it took are sealed.
+        return LowStateSample(view_from_sdk(self._state), took_s, received=took)
 
     def wait_until_up(self, damping: MotorTargets, timeout_s: float, period_s: float) -> None:
         """Stream `damping` every `period_s` until the first LowState comes back (kept for `take`);

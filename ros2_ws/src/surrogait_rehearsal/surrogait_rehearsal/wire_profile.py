@@ -9,7 +9,7 @@ stack's answer to every one of them is tested here (docs/robot.md, "Inputs the s
 | go2 | as the simulator always wrote it: tick in ms, foot force in newtons, `lowstate_rate_hz`, CRC sealed |
 | tickless | `tick` stays 0 (unitree_mujoco's Python bridge never sets it) |
 | no_foot_force | `foot_force` all 0 (a source without foot sensors; unitree_mujoco again) |
-| raw_foot_force | `foot_force` as a real Go2's sensors report it: a per-foot offset plus a per-foot gain times the load, in counts, not newtons |
+| raw_foot_force | `foot_force` as a real Go2's sensors report it: a per-foot offset plus gain × load, in counts |
 | lowstate_200hz | 200 Hz instead of 500 (unitree_mujoco publishes once per 5 ms physics step) |
 | no_crc | `crc` left 0 (unitree_mujoco's bridge does not seal LowState) |
 
@@ -93,7 +93,8 @@ class WireProfile:
         if self.foot_force == "none":
             return [0, 0, 0, 0]
         if self.foot_force == "raw":
-            return [int(v) for v in np.clip(np.rint(RAW_OFFSET_COUNTS + RAW_COUNTS_PER_N * force), INT16_MIN, INT16_MAX)]
+            counts = RAW_OFFSET_COUNTS + RAW_COUNTS_PER_N * force
+            return [int(v) for v in np.clip(np.rint(counts), INT16_MIN, INT16_MAX)]
         return [int(v) for v in np.clip(np.rint(force), 0, INT16_MAX)]
 
     def __str__(self) -> str:

@@ -105,6 +105,20 @@ class FootForceCalibration:
             raise CalibrationError(f"cannot read the foot-force calibration {path}: {e}; calibrate again") from e
 
 
+def load_calibration(directory: str | Path, robot: str, serial: tuple[int, int] | None) -> \
+        tuple[FootForceCalibration | None, str]:
+    """(this robot's calibration, "") or (None, why there is none it may use)."""
+    path = calibration_path(directory, robot, serial)
+    try:
+        calibration = FootForceCalibration.load(path)
+        calibration.check(robot, serial_name(serial))
+    except FileNotFoundError:
+        return None, f"no foot-force calibration for this {robot} (serial {serial_name(serial)}) at {path}"
+    except CalibrationError as e:
+        return None, f"{path}: {e}"
+    return calibration, ""
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -162,3 +176,70 @@ def unloaded_residual_n(calibration: FootForceCalibration, raw: np.ndarray) -> n
 
 def fmt(values: np.ndarray) -> str:
     return "[" + ", ".join("nan" if not math.isfinite(v) else f"{v:.0f}" for v in values) + "]"
+
+
+ALL_ZERO_S = 1.0  # all four feet reading exactly 0 this long: no foot sensors on this source
+
+
+class FootForceSource:
+    """The estimator's foot forces in newtons, or None with the reason they cannot be used now.
+
+    Usable: `newtons` units, or `raw` with this robot's complete calibration; and no sensor stuck while its
+    leg moves (`sanity.StuckFeet`), and not all four at exactly 0 for ALL_ZERO_S (a source without foot
+    sensors). Otherwise contacts come from leg kinematics and the gait schedule. A stuck or silent sensor
+    that reads again makes the forces usable again.
+    """
+
+    def __init__(self, units: str, robot: str, calibration_dir: str | Path = DEFAULT_CALIBRATION_DIR):
+        from surrogait_core.inputs.sanity import SanityConfig, StuckFeet
+
+        if units not in FOOT_FORCE_UNITS:
+            raise CalibrationError(f"foot_force_units {units!r} is not one of {', '.join(FOOT_FORCE_UNITS)}")
+        self.units, self.robot, self.calibration_dir = units, robot, calibration_dir
+        self.calibration: FootForceCalibration | None = None
+        self.calibration_problem = ""  # why raw counts cannot be converted ("" when they can)
+        self.serial: tuple[int, int] | None = None
+        self._stuck = StuckFeet(SanityConfig())
+        self.stuck_issue = None
+        self._zero_since: float | None = None
+        self._last_t: float | None = None
+        self.reason = "" if units != NONE else "foot_force_units none"  # why unusable now ("" when usable)
+
+    def on_robot(self, serial: tuple[int, int] | None) -> None:
+        """The robot's serial, from its first LowState: loads and checks its calibration (raw units)."""
+        self.serial = serial
+        if self.units == RAW:
+            self.calibration, self.calibration_problem = load_calibration(self.calibration_dir, self.robot, serial)
+            if self.calibration is not None and not self.calibration.complete:
+                self.calibration_problem = "the calibration has no gains yet (standing step not done)"
+
+    def set_calibration(self, calibration: FootForceCalibration) -> None:
+        self.calibration = calibration
+        self.calibration_problem = "" if calibration.complete else \
+            "the calibration has no gains yet (standing step not done)"
+
+    def newtons(self, foot_force: np.ndarray, joint_vel: np.ndarray, t_s: float) -> np.ndarray | None:
+        """Forces in newtons (4,), or None (see `reason`)."""
+        dt = 0.0 if self._last_t is None else min(max(t_s - self._last_t, 0.0), 0.1)
+        self._last_t = t_s
+        if self.units == NONE:
+            return None
+        self.stuck_issue = self._stuck.update(foot_force, joint_vel, t_s, dt)
+        if np.all(foot_force == 0.0):
+            self._zero_since = t_s if self._zero_since is None else self._zero_since
+        else:
+            self._zero_since = None
+        if self._zero_since is not None and t_s - self._zero_since >= ALL_ZERO_S:
+            self.reason = f"all four foot sensors read 0 for ≥ {ALL_ZERO_S:g} s: no foot force on this source"
+            return None
+        if self.stuck_issue is not None:
+            self.reason = self.stuck_issue.detail
+            return None
+        if self.units == RAW:
+            if self.calibration is None or not self.calibration.complete:
+                self.reason = f"raw foot-force counts without a complete calibration: {self.calibration_problem}"
+                return None
+            self.reason = ""
+            return self.calibration.newtons(foot_force)
+        self.reason = ""
+        return np.asarray(foot_force, dtype=np.float64)

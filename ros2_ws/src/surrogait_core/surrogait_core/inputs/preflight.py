@@ -28,8 +28,7 @@ import math
 
 import numpy as np
 
-from surrogait_core.inputs.foot_force import NEWTONS, NONE, RAW, CalibrationError, FootForceCalibration, \
-    unloaded_residual_n
+from surrogait_core.inputs.foot_force import NEWTONS, NONE, RAW, FootForceCalibration, unloaded_residual_n
 from surrogait_core.inputs.sanity import projected_gravity_from_quat
 from surrogait_core.inputs.stream_stats import IntervalStats, WindowSummary
 from surrogait_core.wire.go2_lowstate_layout import LowStateHealth
@@ -102,17 +101,26 @@ class PreflightRecorder:
         self.crc_checked = 0
         self.health: LowStateHealth | None = None
         self.first_arrival_s: float | None = None
+        self.received = 0
+        self.batched = False  # arrival times are the reader's takes, not the samples'
 
-    def add(self, state: LowStateView | None, arrival_s: float, source_s: float | None, crc_ok: bool | None,
-            health: LowStateHealth | None = None) -> None:
+    def add(self, state: LowStateView | None, arrival_s: float, source_s: float | None = None,
+            delay_s: float | None = None, crc_ok: bool | None = None, health: LowStateHealth | None = None,
+            received: int = 1) -> None:
         """One sample: its decoded state (None if it could not be decoded), when it arrived (host monotonic),
-        its source stamp (the writer's wall clock, None if unknown), its CRC verdict (None: not checked)."""
+        its source stamp (the writer's clock, None if unknown), its delay (arrival on this host's wall clock −
+        source stamp), its CRC verdict (None: not checked). `received` > 1: a reader that takes the newest of
+        several samples (the Go1's drained socket): counted, but their arrival times are unknown."""
         if self.first_arrival_s is None:
             self.first_arrival_s = arrival_s
+        self.received += received
+        if received > 1:
+            self.batched = True
         self._arrival.add(arrival_s)
         if source_s is not None:
             self._source.add(source_s)
-            self._delays.append(arrival_s - source_s)
+        if delay_s is not None:
+            self._delays.append(delay_s)
         if crc_ok is not None:
             self.crc_checked += 1
             self.crc_failures += 0 if crc_ok else 1
@@ -136,9 +144,14 @@ class PreflightRecorder:
             median = float(np.median(delays) * 1e3)
         mean = (lambda xs: np.mean(xs, axis=0) if xs else None)  # noqa: E731
         ticks = self._ticks
+        duration = self.duration_s if duration_s is None else duration_s
+        arrival = self._arrival.current()
+        if self.batched:  # only the count is known: a rate, no jitter
+            arrival = None if duration <= 0 else WindowSummary(self.received, duration, self.received / duration,
+                                                               math.nan, math.nan, math.nan)
         return PreflightCapture(
-            samples=self._arrival.total, duration_s=self.duration_s if duration_s is None else duration_s,
-            source=self._source.current(), arrival=self._arrival.current(), crc_failures=self.crc_failures,
+            samples=self.received, duration_s=duration,
+            source=self._source.current(), arrival=arrival, crc_failures=self.crc_failures,
             crc_checked=self.crc_checked, latency_spread_ms=spread, latency_median_ms=median,
             tick_advancing=None if len(ticks) < 2 else len(set(ticks)) > 1,
             joint_pos=mean(self._q), quat_wxyz=self._quat, accel_mean=mean(self._accel),
@@ -283,11 +296,13 @@ def _stream_rows(capture: PreflightCapture, lim: PreflightLimits) -> list[CheckR
         rows.append(CheckRow("lowstate_rate", False, f"{capture.samples} samples", f"≥ {lim.min_rate_hz:.0f} Hz",
                              "too few samples to judge: check the link"))
     else:
-        ok = (window.rate_hz >= lim.min_rate_hz and arrival.std_interval_ms <= lim.max_interval_std_ms
-              and arrival.max_interval_ms <= lim.max_gap_ms)
+        timed = math.isfinite(arrival.std_interval_ms)
+        ok = window.rate_hz >= lim.min_rate_hz and (not timed or (arrival.std_interval_ms <= lim.max_interval_std_ms
+                                                                  and arrival.max_interval_ms <= lim.max_gap_ms))
         rows.append(CheckRow(
-            "lowstate_rate", ok, f"{window.rate_hz:.0f} Hz, interval std {arrival.std_interval_ms:.1f} ms, "
-            f"largest gap {arrival.max_interval_ms:.1f} ms",
+            "lowstate_rate", ok, f"{window.rate_hz:.0f} Hz, " + (
+                f"interval std {arrival.std_interval_ms:.1f} ms, largest gap {arrival.max_interval_ms:.1f} ms"
+                if timed else "jitter not measurable on this link (samples taken in bursts)"),
             f"≥ {lim.min_rate_hz:.0f} Hz, std ≤ {lim.max_interval_std_ms:g} ms, gap ≤ {lim.max_gap_ms:g} ms",
             "the stream is too slow or uneven: use the wired Ethernet link, check the robot's CPU load and that "
             "no other program floods the network"))
@@ -338,14 +353,3 @@ def _health_rows(capture: PreflightCapture, lim: PreflightLimits, robot: str) ->
                  f"≤ {lim.max_motor_temperature_c:g} °C", "let the motors cool with the robot lying down"),
     ]
 
-
-def preflight_problem_for_calibration(units: str, load: callable) -> tuple[FootForceCalibration | None, str]:
-    """(the calibration, "") or (None, why not) for raw units; `load()` reads it (may raise)."""
-    if units != RAW:
-        return None, ""
-    try:
-        return load(), ""
-    except FileNotFoundError as e:
-        return None, f"no calibration file {e.filename}"
-    except CalibrationError as e:
-        return None, str(e)

@@ -78,9 +78,7 @@ class InputSanity:
         self._accel_mean: np.ndarray | None = None
         self._accel_weight = 0.0  # seconds of data in the mean, saturating at the time constant
         self._quat_bad_since: float | None = None
-        self._foot_value = np.full(4, np.nan)
-        self._foot_since = np.zeros(4)
-        self._foot_moving_s = np.zeros(4)
+        self._feet = StuckFeet(config)
 
     # -- inputs --------------------------------------------------------------------------------------
     def on_state(self, state: LowStateView, t_s: float) -> None:
@@ -90,7 +88,11 @@ class InputSanity:
         self._check_quaternion(state.quat_wxyz, t_s)
         self._check_gravity(state.accel_b, state.quat_wxyz, dt)
         if self.config.check_feet:
-            self._check_feet(state.foot_force, state.joint_vel, t_s, dt)
+            issue = self._feet.update(state.foot_force, state.joint_vel, t_s, dt)
+            if issue is None:
+                self._issues.pop(FOOT_STUCK, None)
+            else:
+                self._issues[FOOT_STUCK] = issue
 
     def on_rate(self, rate_hz: float | None) -> None:
         """The stream's rate over its latest complete window (`SampleRate.last_rate_hz`)."""
@@ -156,20 +158,29 @@ class InputSanity:
             else:
                 self._issues.pop(IMU_GRAVITY_DIRECTION, None)
 
-    def _check_feet(self, foot_force: np.ndarray, joint_vel: np.ndarray, t_s: float, dt: float) -> None:
+
+class StuckFeet:
+    """Foot sensors that read one value for `foot_stuck_s` while their leg moves (`SanityConfig`)."""
+
+    def __init__(self, config: SanityConfig = SanityConfig()):
+        self.config = config
+        self._value = np.full(4, np.nan)
+        self._since = np.zeros(4)
+        self._moving_s = np.zeros(4)
+
+    def update(self, foot_force: np.ndarray, joint_vel: np.ndarray, t_s: float, dt: float) -> InputIssue | None:
         cfg = self.config
-        changed = foot_force != self._foot_value
-        self._foot_value = np.array(foot_force, dtype=np.float64)
-        self._foot_since = np.where(changed, t_s, self._foot_since)
+        changed = foot_force != self._value
+        self._value = np.array(foot_force, dtype=np.float64)
+        self._since = np.where(changed, t_s, self._since)
         leg_speed = np.abs(np.asarray(joint_vel, dtype=np.float64)).reshape(4, 3).sum(axis=1)
-        self._foot_moving_s = np.where(changed, 0.0,
-                                       self._foot_moving_s + np.where(leg_speed > cfg.leg_moving_joint_vel, dt, 0.0))
-        stuck = (t_s - self._foot_since >= cfg.foot_stuck_s) & (self._foot_moving_s >= cfg.foot_stuck_moving_s)
+        moving_dt = np.where(leg_speed > cfg.leg_moving_joint_vel, dt, 0.0)
+        self._moving_s = np.where(changed, 0.0, self._moving_s + moving_dt)
+        stuck = (t_s - self._since >= cfg.foot_stuck_s) & (self._moving_s >= cfg.foot_stuck_moving_s)
         if not np.any(stuck):
-            self._issues.pop(FOOT_STUCK, None)
-            return
-        feet = [f"{FEET[i]} at {self._foot_value[i]:g}" for i in np.flatnonzero(stuck)]
-        self._issues[FOOT_STUCK] = InputIssue(
+            return None
+        feet = [f"{FEET[i]} at {self._value[i]:g}" for i in np.flatnonzero(stuck)]
+        return InputIssue(
             FOOT_STUCK, f"foot sensor(s) {', '.join(feet)} unchanged for ≥ {cfg.foot_stuck_s:g} s while the leg moves: "
             "dead sensor, or a source without foot sensors; contact comes from the gait schedule and leg kinematics",
-            {"feet": [FEET[i] for i in np.flatnonzero(stuck)], "values": self._foot_value[stuck].tolist()})
+            {"feet": [FEET[i] for i in np.flatnonzero(stuck)], "values": self._value[stuck].tolist()})

@@ -18,6 +18,8 @@ import numpy as np
 
 from surrogait_core.inputs.preflight import PreflightReport
 from surrogait_core.policy.command_input import ChordDetector, CommandInput, gait_chords
+from surrogait_core.policy.dry_run import DryRunTracker
+from surrogait_core.policy.gait import leg_phases, stance_mask
 from surrogait_core.policy.input_guard import InputGuard, InputGuardConfig
 from surrogait_core.policy.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
 from surrogait_core.policy.policy_runner import PolicyRunner
@@ -84,6 +86,7 @@ class CycleOutput:
     command: np.ndarray  # (vx, vy, yaw rate) being followed
     inference_s: float | None  # onnxruntime time, WALK only
     state_age_s: float | None  # age of the robot state the targets were computed from
+    scheduled_stance: np.ndarray | None = None  # WALK: the feet the gait schedule puts on the ground now
 
 
 class PolicyController:
@@ -98,6 +101,7 @@ class PolicyController:
         self.kp = np.asarray(contract.kp, dtype=np.float64) * gain
         self.kd = np.asarray(contract.kd, dtype=np.float64) * gain
         self.inputs = InputGuard(config.inputs)
+        self.dry_run = DryRunTracker() if config.dry_run_gain_fraction else None  # commanded vs measured, walking
         self._preflight: tuple[PreflightReport, float] | None = None  # the latest, until a stand-up uses it
         self.preflight_wanted = False  # a stand-up was asked (gamepad) without a pre-flight: the node runs one
         self.default_pose = runner.default_joint_pos
@@ -191,6 +195,7 @@ class PolicyController:
                 self._entered(state, now_s)
             command = self.commands.command(now_s) if state is PolicyState.WALK else np.zeros(3)
             inference_s = None
+            scheduled = None
             if state in DAMPING_STATES:
                 targets = MotorTargets.damping(self.config.damping_kd)
             elif state is PolicyState.STAND_UP:
@@ -204,11 +209,15 @@ class PolicyController:
             elif self._state_time_s < self._stall_back_s:
                 targets = MotorTargets.position(self._last_q, self.kp, self.kd)
             else:
-                out = self.runner.step(self._state, command, self._gait_time_s(), self._base_lin_vel_b)
+                gait_time_s = self._gait_time_s()
+                out = self.runner.step(self._state, command, gait_time_s, self._base_lin_vel_b)
+                scheduled = stance_mask(self.runner.gait, leg_phases(self.runner.gait, gait_time_s))
                 inference_s = out.inference_s
                 frozen = out.observation is not None and self.inputs.on_observation(out.observation)
                 if out.finite and not frozen:
                     targets = MotorTargets.position(out.joint_targets, self.kp, self.kd)
+                    if self.dry_run is not None:
+                        self.dry_run.add(targets.q, self._state.joint_pos)
                 else:
                     self._damp("policy output is not finite" if not out.finite
                                else self.inputs.frozen_observation_cause(), now_s)
@@ -217,12 +226,23 @@ class PolicyController:
                     targets = MotorTargets.damping(self.config.damping_kd)
             if not targets.is_damping:
                 self._last_q = targets.q
-            return CycleOutput(state, targets, command, inference_s, state_age)
+            return CycleOutput(state, targets, command, inference_s, state_age,
+                               scheduled if state is PolicyState.WALK else None)
 
     def damping_pending(self) -> bool:
         """A damping state was entered since the last cycle (a request from another thread): the motor
         stream must switch to damping now, not up to a control period later."""
         return self.fsm.state in DAMPING_STATES and self._last_state not in DAMPING_STATES
+
+    def input_report(self, now_s: float) -> tuple[dict, dict]:
+        """(input issues by cause, facts about the inputs) for diagnostics."""
+        with self._lock:
+            inputs = self.inputs
+            facts = {"clock_source": inputs.clock.source, "lowstate_crc_failures": inputs.crc_failures,
+                     "lowstate_crc_checked": inputs.crc_checked}
+            if inputs.rate.last_rate_hz is not None:
+                facts["lowstate_rate_hz"] = f"{inputs.rate.last_rate_hz:.0f}"
+            return inputs.issues(now_s), facts
 
     @property
     def state(self) -> PolicyState:

@@ -83,7 +83,7 @@ class LowStateLayout:
         self.packed_size = struct.calcsize(pack_format)
         cdr_at, packed_at = [], []
         cdr, packed = 0, 0
-        for code, size, pad in items:
+        for _code, size, pad in items:
             if pad:
                 packed += size
                 continue
