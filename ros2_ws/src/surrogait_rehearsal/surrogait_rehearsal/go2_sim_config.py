@@ -42,7 +42,8 @@ class SimNodeConfig:
                                    "separated list of " + ", ".join(list(PROFILES)[1:]) + " (what other simulators "
                                    "and faulty robots send; surrogait_rehearsal.wire_profile)")
     ground_truth_rate_hz: float = param(100.0, "ground-truth odometry rate, Hz")
-    initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on) or stand (keyframe)")
+    initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on), stand (keyframe), or "
+                                       "suspended (hung in a harness, legs folded: the dry run's robot)")
     terrain: str = param("flat", "the ground: flat, or a course of surrogait_core.terrain the trainer uses (rough, "
                                  "slope, stairs: 4 m along +x from x = 0.5 m; the robot starts at the origin)")
     motor_model: str = param("driver", "when the motor PD runs: driver (every physics step, as the robot's "

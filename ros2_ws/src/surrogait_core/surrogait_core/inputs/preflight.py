@@ -36,9 +36,10 @@ from surrogait_core.wire.go2_wire import LowStateView
 
 # The folded pose a Go2 (and a Go1) is put down in, and lies in after power-on (shared/robots/go2.md), SDK order.
 FOLDED_JOINT_POS = np.tile([0.0, 1.36, -2.65], 4)
-# How far each joint of a robot lying folded may be from it (hip, thigh, calf), rad: lying on the floor
-# the legs splay and the knees rest on their stops (measured in rehearsal: within 0.1 rad).
-FOLDED_TOLERANCE_RAD = np.tile([0.35, 0.45, 0.3], 4)
+# How far each joint of a robot lying folded may be from it (hip, thigh, calf), rad: lying passive on the floor
+# the legs splay and the knees rest on their stops (measured in rehearsal: hips ±0.45, thighs 1.10, calves -2.72).
+# A standing robot (calves near -1.5) is far outside.
+FOLDED_TOLERANCE_RAD = np.tile([0.6, 0.45, 0.3], 4)
 PREFLIGHT_DURATION_S = 1.0
 _JOINTS = [f"{leg}_{j}" for leg in ("FR", "FL", "RR", "RL") for j in ("hip", "thigh", "calf")]
 
