@@ -5,9 +5,11 @@ Per sample (`on_sample`, once a control period, with the count of samples that a
   for the operator's answer;
 - its robot time comes from `SampleClock` (tick, or this computer's clock when the tick is frozen);
 - the stream's rate and the IMU and foot sensors go through `InputSanity`.
-Per policy step in WALK (`on_observation`): an observation unchanged for `frozen_observation_steps`
-steps is a fault: the network would be answering the same question again and again, a robot marking
-time on a stale picture of itself (a frozen clock with a stuck stream, a dead sensor bus).
+Per policy step in WALK (`on_observation`): the measured part of the observation (IMU, encoders, the
+estimator's velocity: what a live robot's sensors never repeat exactly) unchanged for
+`frozen_observation_steps` steps is a fault: the network would be walking on a stale picture of the robot
+(a stream re-sending one sample, a dead sensor bus). The gait clock, command and last action are left
+out: they change on their own and would hide it.
 
 What follows from each cause (docs/robot.md, "Inputs the stack checks"):
 - refused: stand_up and walk while the rate is low, an IMU check fails or samples fail their CRC;
@@ -99,8 +101,8 @@ class InputGuard:
         self._last_observation = None
 
     def frozen_observation_cause(self) -> str:
-        return (f"{OBSERVATION_FROZEN}: the policy's observation has not changed for "
-                f"{self._same_observation} steps while walking (a frozen clock and a stuck rt/lowstate?)")
+        return (f"{OBSERVATION_FROZEN}: the measured part of the policy's observation (IMU, joints) has not "
+                f"changed for {self._same_observation} steps while walking: rt/lowstate repeats one sample")
 
     # -- verdicts ---------------------------------------------------------------------------------------
     def issues(self, now_s: float) -> dict[str, InputIssue]:
@@ -111,6 +113,10 @@ class InputGuard:
         if self._crc_recent(now_s):
             issues[LOWSTATE_CRC] = InputIssue(LOWSTATE_CRC, self.crc_refusal(), {
                 "failures": self.crc_failures, "checked": self.crc_checked})
+        elif self.crc_failures and self.config.allow_without_crc:
+            issues[LOWSTATE_CRC] = InputIssue(LOWSTATE_CRC, f"{self.crc_failures} of {self.crc_checked} rt/lowstate "
+                                              "samples failed their CRC and were used (allow_lowstate_without_crc: "
+                                              "simulators only)", {"failures": self.crc_failures})
         return issues
 
     def refusal(self, request: str, now_s: float) -> str | None:
@@ -144,6 +150,9 @@ class InputGuard:
             current[CLOCK_FROZEN] = InputIssue(CLOCK_FROZEN, self.clock.cause, {})
         if self._crc_refused_s is not None:
             current[LOWSTATE_CRC] = InputIssue(LOWSTATE_CRC, self.crc_refusal(), {})
+        elif self.crc_failures:  # allowed: said once, for the log
+            current[LOWSTATE_CRC] = InputIssue(LOWSTATE_CRC, "rt/lowstate samples fail their CRC and are used "
+                                               "(allow_lowstate_without_crc: simulators only)", {})
         for cause in current.keys() - self._reported:
             self.events.append(f"input {cause}: {current[cause].detail}")
         for cause in self._reported - current.keys():

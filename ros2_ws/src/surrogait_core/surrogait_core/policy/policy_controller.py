@@ -213,7 +213,8 @@ class PolicyController:
                 out = self.runner.step(self._state, command, gait_time_s, self._base_lin_vel_b)
                 scheduled = stance_mask(self.runner.gait, leg_phases(self.runner.gait, gait_time_s))
                 inference_s = out.inference_s
-                frozen = out.observation is not None and self.inputs.on_observation(out.observation)
+                frozen = out.observation is not None and \
+                    self.inputs.on_observation(out.observation[self.runner.measured_obs_index])
                 if out.finite and not frozen:
                     targets = MotorTargets.position(out.joint_targets, self.kp, self.kd)
                     if self.dry_run is not None:

@@ -47,6 +47,12 @@ class PolicyRunner:
         self.last_action = np.zeros(self.contract.action_size)
         self.gait: GaitSpec = self.contract.gait  # a multi-gait policy walks with any of its contract's gaits
         self._gait_input = "gait_params" in {t.name for t in self.contract.observation}
+        # Where the observation holds what the robot measured (IMU, encoders, the estimator's velocity): the part
+        # that must change while walking. The clock, command and last action change on their own.
+        offsets = np.cumsum([0] + [t.size for t in self.contract.observation])
+        self.measured_obs_index = np.concatenate(
+            [np.arange(offsets[i], offsets[i + 1]) for i, t in enumerate(self.contract.observation)
+             if t.source in ("proprioception", "estimator")] or [np.zeros(0, dtype=int)])
 
     def set_gait(self, name: str) -> GaitSpec:
         """Walk with the contract's gait `name` from the next step (KeyError for a gait it was not trained for)."""
