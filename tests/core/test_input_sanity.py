@@ -1,6 +1,5 @@
 """Run-time input checks on the LowState stream: each bad input named by its cause."""
 
-import dataclasses
 
 import numpy as np
 

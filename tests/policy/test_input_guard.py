@@ -8,7 +8,7 @@ from policy_files import lowstate
 
 from surrogait_core.inputs.preflight import PreflightCapture, PreflightLimits, PreflightReport, run_preflight
 from surrogait_core.inputs.sample_clock import CLOCK_FROZEN
-from surrogait_core.policy.input_guard import InputGuardConfig, LOWSTATE_CRC
+from surrogait_core.policy.input_guard import LOWSTATE_CRC, InputGuardConfig
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_controller import ControllerConfig, PolicyController
 from surrogait_core.policy.policy_fsm import PolicyState

@@ -1,4 +1,4 @@
-"""What the simulator's rt/lowstate looks like under each wire profile (what other simulators and faulty robots send)."""
+"""The simulator's rt/lowstate under each wire profile: what other simulators and faulty robots send."""
 
 import numpy as np
 import pytest

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from surrogait_core import interfaces
 from surrogait_rehearsal.demo import walk_test_segments
-from surrogait_rehearsal.harness.operator import Operator, SessionError
+from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
 from surrogait_rehearsal.harness.processes import (
     REHEARSAL_NICENESS,
     ProcessGroup,
@@ -55,6 +55,7 @@ class ProfileOutcome:
     fell: bool = False
     entered_walk: bool = False
     seconds: float = 0.0
+    answers: dict[str, tuple[bool, str]] = dataclasses.field(default_factory=dict)  # `ask` services, after walking
 
     @property
     def stood_still_in_walk(self) -> bool:
@@ -75,8 +76,9 @@ class ProfileOutcome:
 
 
 def profile_overrides(workdir: Path, domain: int, profile: str, allow_without_crc: bool,
-                      policy: Path | None = None) -> dict[str, dict]:
-    """Each node's parameters: the walk rehearsal's, the simulator on `profile`, the stack told what it runs on."""
+                      policy: Path | None = None, extra: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Each node's parameters: the walk rehearsal's, the simulator on `profile`, the stack told what it runs on,
+    then `extra` (node: parameters) on top."""
     overrides = walk_overrides(workdir, "go2", domain, policy or shipped_policy_path("go2"), "driver",
                                {"wire_profile": profile})
     raw = WireProfile.parse(profile).foot_force == "raw"
@@ -86,6 +88,8 @@ def profile_overrides(workdir: Path, domain: int, profile: str, allow_without_cr
                            "foot_force_calibration_dir": calibration_dir,
                            **({"foot_force_units": "raw"} if raw else {})}
     overrides["safety_monitor"] = {**overrides["safety_monitor"], "allow_lowstate_without_crc": allow_without_crc}
+    for node, params in (extra or {}).items():
+        overrides[node] = {**overrides[node], **params}
     return overrides
 
 
@@ -116,7 +120,8 @@ def _stand_up(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, 
             raise SessionError(why)
 
 
-def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, raw: bool) -> None:
+def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, raw: bool,
+                    segments: list[Segment] | None = None, ask: tuple[str, ...] = ()) -> None:
     operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0, abort_on=group.why_dead)
     if not _stand_up(operator, group, outcome, raw):
         return
@@ -138,7 +143,7 @@ def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOut
             return "the policy node went to DAMP"
         return group.why_dead()
 
-    segments = walk_test_segments()
+    segments = segments or walk_test_segments()
 
     def note_statuses(segment, elapsed: float) -> None:  # the nodes' diagnostics mid-walk (2 s into the 2nd segment)
         if segment is segments[1] and elapsed >= 2.0 and not outcome.statuses:
@@ -148,6 +153,8 @@ def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOut
     operator.run_segments(segments, on_tick=note_statuses, abort_on=abort)
     operator.call("stop_walk", must_succeed=True)
     operator.wait_for_state("READY", 5.0)
+    for service in ask:
+        outcome.answers[service] = operator.call(service, timeout_s=10.0)
     operator.call("damp", must_succeed=True)
     operator.wait_for_state("DAMP", 5.0)
     outcome.walked = True
@@ -162,8 +169,12 @@ def _statuses(operator: Operator) -> dict:
 
 
 def rehearse_profile(workdir: Path, *, domain: int, profile: str, allow_without_crc: bool = False,
-                     policy: Path | None = None, log: Callable[[str], None] = print) -> ProfileOutcome:
-    """One rehearsal on `profile`; its records (session.npz, sim_log.npz, fault_log.jsonl, logs/) in `workdir`."""
+                     policy: Path | None = None, extra: dict[str, dict] | None = None,
+                     segments: list[Segment] | None = None, ask: tuple[str, ...] = (),
+                     log: Callable[[str], None] = print) -> ProfileOutcome:
+    """One rehearsal on `profile`; its records (session.npz, sim_log.npz, fault_log.jsonl, logs/) in `workdir`.
+    `extra`: more parameters per node; `segments`: instead of the walk test's; `ask`: Trigger services called
+    after the walk (their answers in `outcome.answers`)."""
     workdir.mkdir(parents=True, exist_ok=True)
     outcome = ProfileOutcome(profile, allow_without_crc)
     raw = WireProfile.parse(profile).foot_force == "raw"
@@ -171,9 +182,9 @@ def rehearse_profile(workdir: Path, *, domain: int, profile: str, allow_without_
     with ProcessGroup(workdir / "logs", domain, config_dir=workdir, niceness=REHEARSAL_NICENESS) as group:
         operator = Operator(domain, log=log, name="surrogait_wire_profile")
         try:
-            launch_rehearsal(group, operator, profile_overrides(workdir, domain, profile, allow_without_crc, policy),
-                             log=log)
-            profile_session(operator, group, outcome, raw)
+            launch_rehearsal(group, operator,
+                             profile_overrides(workdir, domain, profile, allow_without_crc, policy, extra), log=log)
+            profile_session(operator, group, outcome, raw, segments, ask)
         except SessionError as e:
             outcome.error = str(e)
         finally:
