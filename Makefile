@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test test-jazzy lint bench
 
 setup:
 	@bash scripts/setup.sh
@@ -16,6 +16,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The second tested target: ROS 2 Jazzy on Python 3.12, the deployment side (scripts/test_jazzy.sh).
+test-jazzy:
+	@bash scripts/test_jazzy.sh $(PYTEST_ARGS)
 
 lint: setup
 	.venv/bin/ruff check .

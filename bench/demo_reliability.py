@@ -7,7 +7,7 @@ turn, walk 1.0 m/s, stop, damp) N times per configuration, each with fresh proce
   - trained    a policy trained here for --train-budget-s (120 s), motor model `driver`
   - trained_each  as every `make demo`: each run trains its own policy (scripts/demo.py's training and
                 pre-flight), then rehearses it; motor model `driver`
-  - gait_switch the shipped multi-gait policy (pretrained/go2_gaits.onnx), switching from trot to pace,
+  - gait_switch the shipped multi-gait policy (surrogait_bringup/policies/go2_gaits.onnx), switching from trot to pace,
                 bound or gallop (in turn) as the turn begins; motor model `driver`
 and reports completions (the demo's exit code), falls (ground truth) and safety faults by cause.
 A fault is *real* when the ground truth shows it: a joint rule judges the simulator's own joint

@@ -6,7 +6,7 @@
 
 live: the real processes over DDS on loopback, in real time: `go2_sim` (MuJoCo Go2, starts lying),
 `estimator_node`, and a driver:
-  policy    `policy_node` with the shipped policy (training/surrogait_train/pretrained/go2_trot.onnx):
+  policy    `policy_node` with the shipped policy (ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx):
             policy/stand_up, then policy/walk with cmd_vel (vx) for --walk-s seconds;
   scripted  tests/estimator/robot_driver.py: stands up by joint PD, then an open-loop trot from
             inverse kinematics (no feedback), for when no walking policy is available.
@@ -44,7 +44,7 @@ from surrogait_rehearsal.harness.operator import GROUND_TRUTH_COLUMNS, ODOMETRY_
 from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICY = ROOT / "training/surrogait_train/pretrained/go2_trot.onnx"
+POLICY = ROOT / "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
 DRIVER = ROOT / "tests/estimator/robot_driver.py"
 
 

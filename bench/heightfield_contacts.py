@@ -32,7 +32,7 @@ from machine_info import describe_machine  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
-PRETRAINED = Path("training/surrogait_train/pretrained")  # relative to ROOT, where the bench runs from
+PRETRAINED = Path("ros2_ws/src/surrogait_bringup/policies")  # relative to ROOT, where the bench runs from
 FLAT_DIFFICULTY = 1e-3  # the rough course at this level: heights within ±0.04 mm
 PLANE = "plane"
 

@@ -6,7 +6,7 @@
     python bench/robustness.py --report-only [--out bench/results/robustness]   # re-render md + png from the JSON
 
     # e.g. the shipped policy against a new one, over the whole matrix:
-    python bench/robustness.py training/surrogait_train/pretrained/go2_trot.onnx runs/new/policy.onnx \\
+    python bench/robustness.py ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx runs/new/policy.onnx \\
         --labels shipped new
 
 What: every policy is run under every condition of `ROBUSTNESS_MATRIX` (training/surrogait_train/

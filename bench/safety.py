@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PRETRAINED = ROOT / "training" / "surrogait_train" / "pretrained"
+PRETRAINED = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies"
 OBSERVERS = {"go2": "an independent raw DDS reader on rt/lowcmd",
              "go1": "the Go1 simulator's tap (a copy of every LowCmd it accepted; the monitor is the link's gateway)"}
 STANDIN = ROOT / "tests" / "safety" / "standin_policy.py"

@@ -1,26 +1,23 @@
 # Training image: the differentiable-simulation trainer (`surrogait-train`), headless.
 #   docker build -f docker/train.Dockerfile -t surrogait-train .                       (CPU)
-#   docker build -f docker/train.Dockerfile --build-arg CUDA=1 -t surrogait-train:cuda . (GPU host)
+#   docker build -f docker/train.Dockerfile --build-arg CUDA=1 -t surrogait-train:cuda . (MJX on a GPU host)
 #   docker run --rm -v "$PWD/runs:/surrogait/runs" surrogait-train train --run-dir runs/go2
 # Not built on the development machines (no Docker engine there): docker/README.md.
 
-# CUDA=1 builds on NVIDIA's CUDA runtime image and installs PyPI's CUDA torch; the default (0) is
-# a slim CPU-only image with the CPU torch. BuildKit builds only the stage the choice needs.
+# CUDA=1: MuJoCo's MJX backend on the GPU (`env.backend=mjx`, training/surrogait_train/mjx_physics.py puts its
+# state on JAX's default device), through JAX's CUDA 12 wheels (jax[cuda12]: the CUDA libraries come as pip
+# wheels, so the host needs only an NVIDIA driver and the container toolkit, `docker run --gpus all`). The torch
+# surrogate and learner stay on the CPU: the trainer does not put torch on a GPU (issue 38 builds the
+# device-resident path), so the image installs the CPU torch either way rather than gigabytes of unused CUDA
+# torch. The default (0) is CPU only. Both from the official Python 3.11 image (every pin is made for it).
 ARG CUDA=0
 
-# --- CPU base: the official Python 3.11 (the version every pin in requirements.txt is made for).
 FROM python:3.11-slim-bookworm AS base-cuda0
 RUN python -m venv /opt/venv
 
-# --- GPU base: Ubuntu 22.04 ships Python 3.11 (24.04 does not). torch brings its own CUDA
-# libraries as wheels; the host needs an NVIDIA driver that supports them and the NVIDIA
-# container toolkit (`docker run --gpus all`).
-FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04 AS base-cuda1
-ARG DEBIAN_FRONTEND=noninteractive
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3.11 python3.11-venv \
- && rm -rf /var/lib/apt/lists/* \
- && python3.11 -m venv /opt/venv
+FROM python:3.11-slim-bookworm AS base-cuda1
+RUN python -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir "jax[cuda12]==0.10.2"
 
 FROM base-cuda${CUDA} AS train
 ARG CUDA
@@ -32,15 +29,14 @@ RUN apt-get update \
 ENV PATH=/opt/venv/bin:$PATH MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa PYTHONUNBUFFERED=1
 WORKDIR /surrogait
 
-# torch first, from the CPU index unless CUDA=1: PyPI's x86_64 torch is the CUDA build (GBs of
-# NVIDIA libraries a CPU image does not need). Same version either way: the pin in requirements.txt.
-RUN if [ "$CUDA" = "1" ]; then pip install --no-cache-dir torch==2.13.0; \
-    else pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0; fi
+# torch from the CPU index: PyPI's x86_64 torch is the CUDA build (GBs of NVIDIA libraries the trainer would not
+# use). The pin in requirements.txt.
+RUN pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 
 # The rest of the pins, from the one list. The trainer never imports ROS 2 or the Unitree SDKs:
 # those wheels (ros-*, unitree-*, cyclonedds) are for the robot's nodes (deploy.Dockerfile).
 COPY requirements.txt ./
-RUN grep -vE '^(ros-|unitree-|cyclonedds)' requirements.txt > /tmp/requirements-train.txt \
+RUN grep -vE '^(ros-|unitree-|cyclonedds|colcon-)' requirements.txt > /tmp/requirements-train.txt \
  && pip install --no-cache-dir -r /tmp/requirements-train.txt
 
 COPY ros2_ws/src/surrogait_description ros2_ws/src/surrogait_description

@@ -1,6 +1,7 @@
 """A short video of each gait of a multi-gait policy, from the rehearsal (issue 14).
 
-    python scripts/gait_videos.py [--policy training/surrogait_train/pretrained/go2_gaits.onnx] [--out-dir docs/media]
+    python scripts/gait_videos.py [--policy ros2_ws/src/surrogait_bringup/policies/go2_gaits.onnx] \
+        [--out-dir docs/media]
 
 For each gait after the policy's first it rehearses the demo's session (`python -m surrogait_rehearsal.demo
 --switch-gait GAIT --no-video`: the real processes over DDS, switching gait as the turn begins), then renders

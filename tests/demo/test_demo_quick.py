@@ -91,7 +91,7 @@ def test_a_gait_switch_demo_rehearses_the_shipped_multi_gait_policy_and_switches
 
 
 def test_a_gait_switch_the_policy_was_not_trained_for_is_refused_before_anything_starts(tmp_path):
-    trot = Path(__file__).resolve().parents[2] / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+    trot = Path(__file__).resolve().parents[2] / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
     result = subprocess.run(
         [sys.executable, "-m", "surrogait_rehearsal.demo", "--policy", str(trot), "--switch-gait", "bound",
          "--domain", DOMAIN, "--run-dir", str(tmp_path / "refused")],

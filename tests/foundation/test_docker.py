@@ -193,11 +193,18 @@ def entry_problems(path: Path, scripts: set[str] | None = None) -> list[str]:
                 problems.append(f"{path.name}: {instruction} runs {command[0]!r}, which is not a console script of "
                                 f"this project nor a documented system command ({', '.join(sorted(SYSTEM_COMMANDS))})")
             if command[:2] == ["ros2", "launch"] and len(command) > 2:
-                problems += _launch_file_problems(path, command[2], workdir)
+                problems += _launch_file_problems(path, command[2:4], workdir)
     return problems
 
 
-def _launch_file_problems(path: Path, launch_file: str, workdir: str) -> list[str]:
+def _launch_file_problems(path: Path, words: list[str], workdir: str) -> list[str]:
+    """`ros2 launch PACKAGE FILE` (a package of ros2_ws/src installing launch/FILE) or `ros2 launch PATH`."""
+    if len(words) == 2 and not words[0].endswith(".py"):
+        package, name = words
+        if not (REPO / "ros2_ws" / "src" / package / "launch" / name).is_file():
+            return [f"{path.name}: ros2 launch {package} {name}: no such launch file in ros2_ws/src/{package}/launch"]
+        return []
+    launch_file = words[0]
     if launch_file.startswith("/"):
         if not launch_file.startswith(workdir.rstrip("/") + "/"):
             return [f"{path.name}: ros2 launch {launch_file}: outside {workdir}, where the repository is copied"]
@@ -219,12 +226,20 @@ def test_base_images_are_pinned_by_tag(dockerfile):
     assert base_image_problems(dockerfile) == []
 
 
-def test_the_cuda_build_arg_selects_a_pinned_cuda_base():
+def test_the_cuda_build_arg_puts_mjx_on_the_gpu():
+    """CUDA=1 installs JAX's CUDA wheels at the pinned JAX version (MJX's device), not an unused CUDA torch."""
     train = REPO / "docker/train.Dockerfile"
     assert base_image_problems(train, {"CUDA": "1"}) == []
-    froms = [v for i, v in _instructions(train) if i == "FROM"]
-    assert any(v.startswith("nvidia/cuda:") and v.endswith(" AS base-cuda1") for v in froms)
-    assert any(v.startswith("base-cuda${CUDA}") for v in froms)
+    stages = {}
+    for instruction, value in _instructions(train):
+        if instruction == "FROM":
+            stage = value.split()[-1]
+        elif instruction == "RUN":
+            stages.setdefault(stage, []).append(value)
+    assert any(v.startswith("base-cuda${CUDA}") for i, v in _instructions(train) if i == "FROM")
+    assert any("jax[cuda12]==" in run for run in stages["base-cuda1"])
+    assert not any("jax[cuda" in run for run in stages["base-cuda0"])
+    assert all("whl/cpu torch==" in run for run in stages["train"] if "torch==" in run)
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
@@ -247,15 +262,38 @@ def test_the_images_run_what_they_are_for():
     assert {"surrogait-train", "policy_node", "estimator_node", "safety_monitor"} <= scripts
     last = {p.stem: [(i, _command(v)) for i, v in _instructions(p) if i in ("ENTRYPOINT", "CMD")] for p in DOCKERFILES}
     assert last["train"][0] == ("ENTRYPOINT", ["surrogait-train"])
-    assert last["deploy"][-1] == ("CMD", ["ros2", "launch", "/surrogait/launch/go2_robot.launch.py"])
-    assert last["gazebo"][-1] == ("CMD", ["ros2", "launch", "launch/go2_gazebo.launch.py"])
+    assert last["deploy"][-1] == ("CMD", ["ros2", "launch", "surrogait_bringup", "go2_robot.launch.py"])
+    assert last["gazebo"][-1] == ("CMD", ["ros2", "launch", "surrogait_bringup", "go2_gazebo.launch.py"])
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
 def test_the_build_context_leaves_the_venv_out(dockerfile):
     ignore = dockerfile.with_name(dockerfile.name + ".dockerignore")
     assert ignore.is_file(), f"{ignore.name} is missing: the build context would carry .venv"
-    assert {".venv", "runs"} <= set(ignore.read_text().split())
+    assert {".venv", ".jazzy", "runs"} <= set(ignore.read_text().split())
+
+
+def test_no_image_installs_opencv_or_a_numpy_against_apts_rclpy():
+    """The Unitree SDK's wheel declares opencv-python, which none of its modules imports: the images install it
+    without dependencies. The ROS images keep Ubuntu's numpy, which apt's rclpy was built against."""
+    for dockerfile in DOCKERFILES:
+        runs = [v for i, v in _instructions(dockerfile) if i == "RUN"]
+        for run in runs:
+            for word in pip_requirements(run):
+                assert not word.lower().startswith("opencv"), f"{dockerfile.name}: {word}"
+                if word.startswith("unitree-sdk2py"):
+                    assert "--no-deps" in run.split(word)[0].rsplit("pip install", 1)[-1], \
+                        f"{dockerfile.name}: {word} without --no-deps pulls opencv-python"
+        if "ros:jazzy" in dockerfile.read_text():
+            assert not any(w.startswith("numpy") for run in runs for w in pip_requirements(run)), dockerfile.name
+
+
+def test_the_deploy_image_builds_cyclone_dds_where_pypi_has_no_wheel():
+    deploy = REPO / "docker/deploy.Dockerfile"
+    text = deploy.read_text()
+    assert "AS cyclonedds" in text and "pip wheel" in text and "CYCLONEDDS_HOME=/opt/cyclonedds" in text
+    assert "--branch \"$CYCLONEDDS_REF\"" in text and "ARG CYCLONEDDS_REF=11.0.1" in text
+    assert requirement_pins()["cyclonedds"] == "11.0.1", "the C library's version must be the binding's"
 
 
 # ---------------------------------------------------------------- each rule fails loudly
@@ -280,6 +318,8 @@ GOOD = 'FROM python:3.11-slim-bookworm\nCOPY requirements.txt ./\nRUN pip instal
      "CMD runs 'nosuch'"),
     ('FROM python:3.11-slim-bookworm\nWORKDIR /surrogait\nCMD ["ros2", "launch", "launch/nosuch.launch.py"]\n',
      "no such launch file"),
+    ('FROM python:3.11-slim-bookworm\nCMD ["ros2", "launch", "surrogait_bringup", "nosuch.launch.py"]\n',
+     "no such launch file in ros2_ws/src/surrogait_bringup/launch"),
 ])
 def test_a_dockerfile_breaking_a_rule_fails_with_a_clear_message(tmp_path, body, message):
     path = tmp_path / "broken.Dockerfile"
@@ -297,3 +337,25 @@ def test_a_dockerfile_keeping_the_rules_passes(tmp_path):
     assert pip_requirements("pip install numpy==2.4.6 -r requirements.txt -e ./x") == ["numpy==2.4.6"]
     assert (base_image_problems(path) + copy_problems(path) + pip_problems(path)
             + entry_problems(path, scripts={"surrogait-train"})) == []
+
+
+def test_the_rehearsal_compose_file_starts_the_simulator_and_the_three_nodes_from_installed_files():
+    import yaml
+
+    compose = yaml.safe_load((REPO / "docker/compose.rehearsal.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"go2_sim", "estimator_node", "safety_monitor", "policy_node"}
+    build = services["go2_sim"]["build"]
+    assert (REPO / "docker" / build["context"] / build["dockerfile"]).resolve().is_file()
+    for name, service in services.items():
+        command = service["command"]
+        assert command[:2] == ["ros2", "run"] and command[3] == name, command
+        package = command[2]
+        assert (REPO / "ros2_ws/src" / package / "package.xml").is_file()
+        for word in command:
+            for value in (word.split(":=", 1)[-1],):
+                prefix = "/surrogait/ros2_ws/install/"
+                if value.startswith(prefix):  # <package>/share/<package>/<path> -> ros2_ws/src/<package>/<path>
+                    pkg, _, _, *rest = value[len(prefix):].split("/")
+                    assert (REPO / "ros2_ws/src" / pkg / Path(*rest)).is_file(), value
+        assert service["network_mode"] == "host" and service["environment"]["ROS_DOMAIN_ID"] == "1"

@@ -20,3 +20,6 @@ def test_ci_runs_the_readme_test_command_and_refuses_an_empty_suite():
     assert "make test" in ci
     assert "make test" in (REPO / "README.md").read_text()
     assert '"$rc" -eq 5' in ci
+    assert "make test-jazzy" in ci, "the second tested target (Jazzy, Python 3.12) runs in CI"
+    jazzy = (REPO / "scripts/test_jazzy.sh").read_text()
+    assert "-eq 5" in jazzy and "sha256sum" in jazzy, "refuses an empty run; reuses its venv while unchanged"

@@ -1,10 +1,11 @@
-"""launch/go2_gazebo.launch.py, checked without Gazebo: what it starts, the files it names, and that
-the three ends of the Gazebo bridge agree — the Go2 model's SDF (the gz topics it publishes and
-subscribes), ros_gz_bridge's topic list (launch/config/gazebo/ros_gz_bridge.yaml) and the
+"""go2_gazebo.launch.py (installed by surrogait_bringup), checked without Gazebo: what it starts, the
+files it names, and that the three ends of the Gazebo bridge agree — the Go2 model's SDF (the gz topics
+it publishes and subscribes), ros_gz_bridge's topic list (config/gazebo/ros_gz_bridge.yaml) and the
 `gazebo_bridge` node's topic parameters.
 
-Gazebo, ros_gz and `ros2 launch` cannot be installed here, so nothing is started: a wrong gz topic
-or message type would otherwise surface only as silence on a machine that has Gazebo.
+Gazebo, ros_gz and `ros2 launch` cannot be installed here, so nothing is started (the launch file runs
+under launch_standin.py against the colcon-built workspace): a wrong gz topic or message type would
+otherwise surface only as silence on a machine that has Gazebo.
 """
 
 from __future__ import annotations
@@ -14,13 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from launch_files import (
-    GAZEBO_COMMANDS,
-    parse_environment,
-    parse_launch_file,
-    parse_processes,
-    yaml_parameters,
-)
+from launch_files import GAZEBO_COMMANDS, yaml_parameters
+from launch_standin import run_launch_file
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, load_robot_spec
 from surrogait_rehearsal import gazebo_rehearsal
@@ -28,7 +24,6 @@ from surrogait_rehearsal.gazebo_bridge_config import PARAMETERS as BRIDGE_PARAME
 from surrogait_rehearsal.gazebo_topics import GazeboTopics, gazebo_joint_name
 
 REPO = Path(__file__).resolve().parents[2]
-LAUNCH = REPO / "launch" / "go2_gazebo.launch.py"
 # ros_gz_bridge's pairings for the types the bridge uses (ros_gz_bridge README, "supported message types").
 ROS_GZ_TYPES = {
     "sensor_msgs/msg/JointState": "gz.msgs.Model",
@@ -39,31 +34,35 @@ ROS_GZ_TYPES = {
 }
 
 
-def nodes_by_executable() -> dict:
-    return {n.executable: n for n in parse_launch_file(LAUNCH)}
+@pytest.fixture
+def launched(ament_index):
+    return run_launch_file(ament_index.share("surrogait_bringup") / "launch" / "go2_gazebo.launch.py")
 
 
-def bridge_node_topics() -> tuple[GazeboTopics, dict]:
-    """The gazebo_bridge node's topics and parameters as launched: defaults, parameters file(s), inline."""
-    node = nodes_by_executable()["gazebo_bridge"]
+def nodes_by_executable(launched) -> dict:
+    return {n.executable: n for n in launched.nodes}
+
+
+def bridge_node_topics(launched) -> tuple[GazeboTopics, dict]:
+    """The gazebo_bridge node's topics and parameters as launched: defaults, then its parameters in order."""
+    node = nodes_by_executable(launched)["gazebo_bridge"]
     params = {name: default for name, (default, _) in BRIDGE_PARAMETERS.items()}
-    for path in node.param_files:
-        params.update(yaml_parameters(path, node.name))
-    params.update(node.inline_params)
+    for entry in node.parameters:
+        params.update(yaml_parameters(Path(entry), node.name) if isinstance(entry, str) else entry)
     return GazeboTopics(**{name.removesuffix("_topic"): params[name] for name in BRIDGE_PARAMETERS
                            if name.endswith("_topic")}), params
 
 
-def ros_gz_bridge_entries() -> list[dict]:
-    config = Path(nodes_by_executable()["parameter_bridge"].inline_params["config_file"])
+def ros_gz_bridge_entries(launched) -> list[dict]:
+    config = Path(nodes_by_executable(launched)["parameter_bridge"].inline_params["config_file"])
     entries = yaml.safe_load(config.read_text())
     assert isinstance(entries, list) and entries, f"{config}: expected a YAML list of topic pairs"
     return entries
 
 
-def model_sdf() -> Path:
+def model_sdf(launched) -> Path:
     """The model the world includes (`model://go2`), resolved through the launch file's GZ_SIM_RESOURCE_PATH."""
-    env = parse_environment(LAUNCH)
+    env = launched.environment
     world = ET.parse(gazebo_rehearsal.WORLD).getroot()
     uris = [e.text.strip() for e in world.iter("uri")]
     assert "model://go2" in uris, f"{gazebo_rehearsal.WORLD} does not include model://go2: {uris}"
@@ -74,30 +73,35 @@ def model_sdf() -> Path:
     raise AssertionError(f"model://go2 is not in GZ_SIM_RESOURCE_PATH {env['GZ_SIM_RESOURCE_PATH']}")
 
 
-def test_it_starts_gz_sim_both_bridges_and_the_three_nodes():
-    nodes = nodes_by_executable()
+def test_it_starts_gz_sim_both_bridges_and_the_three_nodes(launched):
+    nodes = nodes_by_executable(launched)
     assert set(nodes) == {"parameter_bridge", "gazebo_bridge", "estimator_node", "safety_monitor", "policy_node"}
     assert nodes["parameter_bridge"].package == "ros_gz_bridge"
-    (gz,) = parse_processes(LAUNCH)
+    (gz,) = launched.processes
     assert gz.cmd[0] in GAZEBO_COMMANDS and gz.cmd[1] == "sim", gz.cmd
     assert "-s" in gz.cmd and "-r" in gz.cmd, "headless and running, as the demo starts it"
     files = [Path(a) for a in gz.cmd if a.startswith("/")]
-    assert files == [gazebo_rehearsal.WORLD] and files[0].is_file(), files
+    assert [f.resolve() for f in files] == [gazebo_rehearsal.WORLD.resolve()] and files[0].is_file(), files
     # The world includes the model, so the launch file spawns nothing (no ros_gz_sim create).
-    assert model_sdf().is_file()
+    assert model_sdf(launched).is_file()
     assert "ros_gz_sim" not in {n.package for n in nodes.values()}
 
 
-def test_the_launch_file_and_the_demo_start_the_same_gazebo():
-    nodes = nodes_by_executable()
-    assert Path(nodes["parameter_bridge"].inline_params["config_file"]) == gazebo_rehearsal.ROS_GZ_BRIDGE_CONFIG
-    assert Path(parse_environment(LAUNCH)["GZ_SIM_RESOURCE_PATH"]) == gazebo_rehearsal.MODELS
+def test_the_launch_file_and_the_demo_start_the_same_gazebo(launched):
+    """The same files (the launch file's from the install space, symlinks into the source tree that the demo
+    reads with --symlink-install)."""
+    nodes = nodes_by_executable(launched)
+    config = Path(nodes["parameter_bridge"].inline_params["config_file"])
+    assert config.resolve() == gazebo_rehearsal.ROS_GZ_BRIDGE_CONFIG.resolve()
+    model = Path("go2", "model.sdf")
+    assert (Path(launched.environment["GZ_SIM_RESOURCE_PATH"]) / model).resolve() == gazebo_rehearsal.MODELS / model
     package_file = REPO / "ros2_ws" / "src" / "surrogait_rehearsal" / "config" / "gazebo_bridge.yaml"
-    assert nodes["gazebo_bridge"].param_files == [package_file], "the package's file, as the demo starts it"
+    assert [p.resolve() for p in nodes["gazebo_bridge"].param_files] == [package_file], \
+        "the package's file, as the demo starts it"
 
 
-def test_ros_gz_bridge_carries_exactly_the_topics_the_bridge_node_uses():
-    topics, _ = bridge_node_topics()
+def test_ros_gz_bridge_carries_exactly_the_topics_the_bridge_node_uses(launched):
+    topics, _ = bridge_node_topics(launched)
     joints = [gazebo_joint_name(n) for n in load_robot_spec("go2").joint_names]
     expected = {(topics.joint_states, "sensor_msgs/msg/JointState", "GZ_TO_ROS"),
                 (topics.imu, "sensor_msgs/msg/Imu", "GZ_TO_ROS"),
@@ -105,7 +109,7 @@ def test_ros_gz_bridge_carries_exactly_the_topics_the_bridge_node_uses():
     wrench = "geometry_msgs/msg/WrenchStamped"
     expected |= {(topics.foot_force_topic(leg), wrench, "GZ_TO_ROS") for leg in SDK_LEG_ORDER}
     expected |= {(topics.joint_force_topic(j), "std_msgs/msg/Float64", "ROS_TO_GZ") for j in joints}
-    entries = ros_gz_bridge_entries()
+    entries = ros_gz_bridge_entries(launched)
     actual = [(e["ros_topic_name"], e["ros_type_name"], e["direction"]) for e in entries]
     assert len(actual) == len(set(actual)), "a topic bridged twice"
     assert set(actual) == expected, (f"missing {sorted(expected - set(actual))}; "
@@ -114,8 +118,8 @@ def test_ros_gz_bridge_carries_exactly_the_topics_the_bridge_node_uses():
         assert e["gz_type_name"] == ROS_GZ_TYPES[e["ros_type_name"]], e
 
 
-def test_the_gz_topics_are_the_ones_the_go2_model_publishes_and_subscribes():
-    root = ET.parse(model_sdf()).getroot()
+def test_the_gz_topics_are_the_ones_the_go2_model_publishes_and_subscribes(launched):
+    root = ET.parse(model_sdf(launched)).getroot()
     model = root.find("model")
     name = model.get("name")
     published = {s.findtext("topic").strip() for s in model.iter("sensor") if s.findtext("topic")}
@@ -126,32 +130,21 @@ def test_the_gz_topics_are_the_ones_the_go2_model_publishes_and_subscribes():
     # gz-sim-apply-joint-force-system subscribes to /model/<model>/joint/<joint>/cmd_force.
     subscribed = {f"/model/{name}/joint/{p.findtext('joint_name').strip()}/cmd_force"
                   for p in model.iter("plugin") if p.get("name", "").endswith("ApplyJointForce")}
-    entries = ros_gz_bridge_entries()
+    entries = ros_gz_bridge_entries(launched)
     out_of_gazebo = {e["gz_topic_name"] for e in entries if e["direction"] == "GZ_TO_ROS"}
     into_gazebo = {e["gz_topic_name"] for e in entries if e["direction"] == "ROS_TO_GZ"}
-    assert out_of_gazebo <= published, f"no publisher in {model_sdf().name} for {sorted(out_of_gazebo - published)}"
+    assert out_of_gazebo <= published, \
+        f"no publisher in {model_sdf(launched).name} for {sorted(out_of_gazebo - published)}"
     assert into_gazebo == subscribed, f"bridged {sorted(into_gazebo ^ subscribed)} without the model's counterpart"
     # What the bridge node assumes of the model: level-ground foot force direction, 3-D odometry (in 2-D
     # mode gz-sim leaves z at 0, so a fall would go unseen), every joint in the joint states.
-    _, params = bridge_node_topics()
+    _, params = bridge_node_topics(launched)
     directions = {s.findtext("force_torque/measure_direction", "child_to_parent").strip()
                   for s in model.iter("sensor") if s.get("type") == "force_torque"}
     assert directions == {params["foot_force_measure_direction"]}
     assert odometry.findtext("dimensions").strip() == "3"
     listed = {j.text.strip() for j in joint_states.iter("joint_name")}
     assert not listed or listed >= {gazebo_joint_name(n) for n in load_robot_spec("go2").joint_names}
-
-
-def test_the_parser_reads_processes_and_environment(tmp_path):
-    launch = tmp_path / "g.launch.py"
-    launch.write_text(
-        "import os\nfrom launch.actions import ExecuteProcess, SetEnvironmentVariable\n"
-        "W = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'w.sdf')\n"
-        "def generate_launch_description():\n"
-        "    return [SetEnvironmentVariable('A', 'b'), ExecuteProcess(cmd=['gz', 'sim', W], name='gz')]\n")
-    (process,) = parse_processes(launch)
-    assert process.cmd == ["gz", "sim", str(tmp_path / "w.sdf")] and process.name == "gz"
-    assert parse_environment(launch) == {"A": "b"}
 
 
 def test_the_demo_refuses_the_gazebo_rehearsal_naming_what_to_install(monkeypatch):

@@ -1,11 +1,13 @@
-"""The policy node's Go1 link (unitree_legged_sdk 3.8 UDP, the real SDK on real loopback sockets) and the
-node with `robot: go1` as a process against a stand-in Go1: packets, newest state, the reply timeout, the
-SDK's power protection, the parameters refused for a Go1, and the LowCmd stream of a stand-up."""
+"""The policy node's Go1 link (unitree_legged_sdk 3.8's UDP packets through the project's codec, no SDK binary,
+on real loopback sockets) and the node with `robot: go1` as a process against a stand-in Go1: packets, newest
+state, the reply timeout, the SDK's power protection, the parameters refused for a Go1, and the LowCmd stream of
+a stand-up. (The codec and the power protection are compared with the SDK itself in tests/core.)"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -33,7 +35,8 @@ from surrogait_policy.robot_link import LinkError, damp_on_protection
 ROBOT_PORT, LOCAL_PORT = 18417, 18481
 NODE_ROBOT_PORT, NODE_LOCAL_PORT = 18427, 18491
 DOMAIN = 57
-POLICY_NODE = str(Path(sys.executable).parent / "policy_node")
+# This interpreter's console script, else the one on PATH (make test-jazzy: the script colcon installed).
+POLICY_NODE = shutil.which("policy_node", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 LINK_UP = f"unitree_legged_sdk UDP link to 127.0.0.1:{NODE_ROBOT_PORT} up (local port {NODE_LOCAL_PORT})"
 
 

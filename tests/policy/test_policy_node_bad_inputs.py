@@ -1,6 +1,7 @@
 """Bad inputs to the real `policy_node` executable: each is refused with a clear message and exit 2."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,8 @@ import pytest
 from policy_files import write_test_policy
 
 DOMAIN = "23"
-POLICY_NODE = str(Path(sys.executable).parent / "policy_node")
+# This interpreter's console script, else the one on PATH (make test-jazzy: the script colcon installed).
+POLICY_NODE = shutil.which("policy_node", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
 def params_file(tmp_path: Path, body: str) -> Path:

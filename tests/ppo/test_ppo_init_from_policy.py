@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from surrogait_bringup.policies import policies_dir
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_train.config import load_config
 from surrogait_train.onnx_init import PolicyFileMismatch
@@ -17,7 +18,7 @@ from surrogait_train.ppo.config import from_train_config
 from surrogait_train.ppo.init_from_policy import init_ppo_from_policy_file
 from surrogait_train.ppo.train import PPOSession
 
-PRETRAINED = Path(str(resources.files("surrogait_train") / "pretrained"))
+PRETRAINED = policies_dir()
 SHIPPED, SHIPPED_CONFIG = PRETRAINED / "go2_trot.onnx", PRETRAINED / "go2_trot.yaml"
 SMALL = ["env.num_envs=4", "env.num_threads=1"]
 

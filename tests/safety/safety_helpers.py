@@ -7,11 +7,27 @@ import numpy as np
 from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire.go2_wire import MODE_SERVO, Gamepad, LowStateView, MotorCommands
-from surrogait_train.config import EnvConfig
 
 SPEC = load_robot_spec("go2")
 # A policy contract as the trainer exports it (its soft joint range), for thresholds built as the node does.
-CONTRACT = make_locomotion_contract(SPEC, EnvConfig().soft_joint_range_fraction)
+
+
+def trained_soft_range_fraction() -> float:
+    """The trainer's soft joint range fraction; where the trainer is not installed (the deployment-only
+    environment of `make test-jazzy`), the one the shipped policy carries in its contract."""
+    try:
+        from surrogait_train.config import EnvConfig
+    except ModuleNotFoundError:
+        from surrogait_bringup.policies import shipped_policy
+        from surrogait_core.policy.contract import read_contract
+
+        shipped = read_contract(shipped_policy("go2_trot.onnx"), robot="go2")
+        soft = np.asarray(shipped.soft_joint_pos_upper) - np.asarray(shipped.soft_joint_pos_lower)
+        return round(float(np.max(soft / (np.asarray(SPEC.joint_pos_upper) - np.asarray(SPEC.joint_pos_lower)))), 6)
+    return EnvConfig().soft_joint_range_fraction
+
+
+CONTRACT = make_locomotion_contract(SPEC, trained_soft_range_fraction())
 N = 12
 
 

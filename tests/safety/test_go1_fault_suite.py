@@ -19,7 +19,7 @@ SCENARIOS = ("kill9_policy", "command_beyond_limit", "estop_gamepad")
 
 @pytest.fixture(scope="module")
 def suite_results(tmp_path_factory):
-    policy = ROOT / "training" / "surrogait_train" / "pretrained" / "go1_trot.onnx"
+    policy = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go1_trot.onnx"
     if not policy.is_file():
         pytest.fail(f"the shipped Go1 policy {policy} is missing")
     args = ["--robot", "go1", "--domain", str(DOMAIN), "--phase", "walk", "--no-baseline", "--scenarios", *SCENARIOS]

@@ -8,8 +8,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_CONFIG = REPO / "ros2_ws" / "src" / "surrogait_safety" / "config"
-SHIPPED_POLICY = REPO / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
-GO1_POLICY = REPO / "training" / "surrogait_train" / "pretrained" / "go1_trot.onnx"
+SHIPPED_POLICY = REPO / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
+GO1_POLICY = REPO / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go1_trot.onnx"
 GO1 = f"    robot: go1\n    policy_path: {GO1_POLICY}\n    udp_robot_ip: 127.0.0.1\n"
 
 

@@ -21,7 +21,7 @@ SCENARIOS = ("kill9_policy", "estop_service", "lowstate_stopped")
 
 @pytest.fixture(scope="module")
 def suite_results(tmp_path_factory):
-    policy = ROOT / "training" / "surrogait_train" / "pretrained" / "go2_trot.onnx"
+    policy = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
     if not policy.is_file():
         pytest.fail(f"the shipped policy {policy} is missing")
     args = ["--domain", str(DOMAIN), "--phase", "walk", "--no-baseline", "--scenarios", *SCENARIOS]

@@ -81,8 +81,8 @@ def test_resume_after_kill9_continues_from_saved_step(tmp_path, tiny_overrides):
 
 
 def test_train_exports_snapshots_to_choose_among_afterwards(tmp_path, tiny_overrides):
-    """`--snapshot-every N`: how a shipped policy is chosen (pretrained/README.md): every N-th iteration's
-    policy as ONNX, each a policy the node can run."""
+    """`--snapshot-every N`: how a shipped policy is chosen (surrogait_bringup/policies/README.md): every N-th
+    iteration's policy as ONNX, each a policy the node can run."""
     from surrogait_core.policy.onnx_policy import OnnxPolicy
     from surrogait_train.api import snapshots
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from surrogait_bringup.policies import policies_dir
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_train.cli import main
 from surrogait_train.config import load_config
@@ -17,7 +18,7 @@ from surrogait_train.export import export_onnx
 from surrogait_train.onnx_init import SETTLED_COUNT, PolicyFileMismatch
 from surrogait_train.trainer import Trainer
 
-PRETRAINED = Path(str(resources.files("surrogait_train") / "pretrained"))
+PRETRAINED = policies_dir()
 
 
 def raw_actions(policy_path: Path, obs: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from surrogait_train.export import export_onnx
 from surrogait_train.networks import Actor
 from surrogait_train.preflight import PREFLIGHT_CEILING, SessionStep, best_cleared, preflight
 
-SHIPPED = "training/surrogait_train/pretrained/go2_trot.onnx"
+SHIPPED = "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
 WALK = [SessionStep(2.0, (0.5, 0.0, 0.0)), SessionStep(1.0, (0.0, 0.0, 0.0))]
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from importlib import resources
 
 import mujoco
 import numpy as np
 import pytest
 import torch
 
+from surrogait_bringup.policies import shipped_policy
 from surrogait_train.conditions import ROBUSTNESS_MATRIX, EvalCondition, condition_by_name
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, load_config
 from surrogait_train.env import LocomotionEnv
@@ -163,7 +163,7 @@ def test_the_robustness_matrix_has_every_condition_the_issue_names():
     names = [c.name for c in ROBUSTNESS_MATRIX]
     assert names == [
         "nominal", "friction 0.25", "+3 kg", "-1 kg", "kp x 0.8", "delay 10 ms", "delay 20 ms", "push 0.6 m/s",
-        "flipping vy, yaw", "other contact model",
+        "flipping vy, yaw", "other contact model", "damped joints",
     ]  # fmt: skip
     with pytest.raises(ValueError, match="robustness matrix has"):
         condition_by_name("ice")
@@ -187,8 +187,33 @@ def test_a_condition_changes_the_world_the_eval_robots_live_in():
 def test_eval_under_a_condition_reports_it():
     from surrogait_train.evaluate import evaluate_policy
 
-    policy = resources.files("surrogait_train") / "pretrained" / "go2_trot.onnx"
+    policy = shipped_policy("go2_trot.onnx")
     result = evaluate_policy(policy, num_episodes=2, episode_s=1.5, condition=condition_by_name("+3 kg"))
     assert result.condition == "+3 kg" and result.episodes == 2
     nominal = evaluate_policy(policy, num_episodes=2, episode_s=1.5)
     assert result.vx_rmse != nominal.vx_rmse
+
+
+def test_joint_damping_and_friction_loss_are_randomised_per_robot_and_reach_mujoco_and_the_surrogate():
+    """Public models of the Go2 damp its joints from 0.1 to 2 N m s/rad: training can draw each robot's."""
+    cfg = dataclasses.replace(ON, joint_damping=[0.1, 2.0], joint_friction_loss=[0.0, 0.3])
+    env = _env(n=6, randomization=cfg)
+    env.reset(seed=0)
+    damping, friction_loss = env.variation.joint_damping, env.variation.joint_friction_loss
+    assert np.all((damping >= 0.1) & (damping <= 2.0)) and len(set(damping.round(6))) == 6
+    legs = env.model.jnt_dofadr[env.model.jnt_type != mujoco.mjtJoint.mjJNT_FREE]
+    for i, model in enumerate(env.physics.models):
+        np.testing.assert_allclose(model.dof_damping[legs], damping[i])
+        np.testing.assert_allclose(model.dof_frictionloss[legs], friction_loss[i])
+    dynamics = env.robot_dynamics()
+    np.testing.assert_allclose(dynamics.joint_damping.squeeze(-1).numpy(), damping, rtol=1e-6)
+    # without the ranges nothing is drawn: a config's random stream, and so its robots, stay as they were
+    plain = _env(n=6, randomization=ON)
+    plain.reset(seed=0)
+    np.testing.assert_array_equal(plain.variation.friction, env.variation.friction)
+    assert np.isnan(plain.variation.joint_damping).all() and plain.robot_dynamics().joint_damping is None
+
+
+def test_the_damped_joints_condition_damps_every_leg_joint():
+    v = condition_by_name("damped joints").variation(2, 1.0, 0.005)
+    assert list(v.joint_damping) == [2.0, 2.0] and list(v.joint_friction_loss) == [0.3, 0.3]

@@ -2,23 +2,21 @@
 + the contract's soft joint range).
 
 Full issue protocol: 32 held-out episodes x 10 s, commands vx in [0.3, 1.0], |vy| <= 0.3, |yaw| <= 0.5;
-"walks" = no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s (see pretrained/README.md).
+"walks" = no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s (see surrogait_bringup/policies/README.md).
 """
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from surrogait_bringup.policies import shipped_policy
 from surrogait_core.policy.contract import SCHEMA_VERSION, read_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.conditions import condition_by_name
 from surrogait_train.evaluate import evaluate_policy
 
-SHIPPED = Path(str(resources.files("surrogait_train") / "pretrained" / "go2_trot.onnx"))
+SHIPPED = shipped_policy("go2_trot.onnx")
 
 
 def test_shipped_policy_is_small_and_carries_its_contract():
@@ -54,7 +52,8 @@ SHIPPED_ROUGH = SHIPPED.with_name("go2_trot_rough.onnx")
 
 
 def test_the_rough_ground_policy_does_not_fall_where_the_flat_one_does_and_still_walks_on_flat_ground():
-    # pretrained/README.md, "go2_trot_rough.onnx" (bench/skills.py's cell: crossed 94 %, 2/32 fell; go2_trot 16/32)
+    # surrogait_bringup/policies/README.md, "go2_trot_rough.onnx" (bench/skills.py's cell: crossed 94 %, 2/32 fell;
+    # go2_trot 16/32)
     rough = evaluate_policy(SHIPPED_ROUGH, num_episodes=32, episode_s=12.0, terrain="rough")
     flat_trained = evaluate_policy(SHIPPED, num_episodes=32, episode_s=12.0, terrain="rough")
     assert sum(rough.fell) <= 3 < 8 <= sum(flat_trained.fell), (sum(rough.fell), sum(flat_trained.fell))

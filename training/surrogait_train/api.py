@@ -45,14 +45,15 @@ def train_and_export(
                       callback=snapshot_callback(run_dir, snapshot_every) if snapshot_every > 0 else None)
         if snapshot_every > 0:  # the last iteration is a snapshot too
             export_snapshot(trainer, run_dir)
-        return export_onnx(trainer.actor, trainer.env.contract, out_path)
+        return export_onnx(trainer.actor, trainer.env.contract, out_path, trainer.provenance())
     finally:
         trainer.env.close()
 
 
 def export_snapshot(trainer: Trainer, run_dir: Path) -> Path:
     """Export the trainer's policy now to `run_dir/snapshots/it<iteration>.onnx`."""
-    return export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx")
+    return export_onnx(trainer.actor, trainer.env.contract, run_dir / SNAPSHOTS / f"it{trainer.iteration}.onnx",
+                       trainer.provenance())
 
 
 def snapshot_callback(run_dir: Path, every: int):

@@ -59,7 +59,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.export:
         from surrogait_train.export import export_onnx
 
-        out = export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx")
+        out = export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx", trainer.provenance())
         print(f"exported {out}")
     return 0
 
@@ -73,7 +73,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: checkpoint {ckpt} not found; train first (surrogait-train train --run-dir ...)")
     trainer = trainer_from_checkpoint(ckpt, ckpt.parent)
     out = Path(args.out) if args.out else ckpt.parent / "policy.onnx"
-    export_onnx(trainer.actor, trainer.env.contract, out)
+    export_onnx(trainer.actor, trainer.env.contract, out, trainer.provenance())
     err = parity_error(trainer.actor, out)
     trainer.env.close()
     print(f"exported {out} ({out.stat().st_size / 1024:.0f} KiB); onnxruntime vs torch max |diff| = {err:.2e}")

@@ -67,6 +67,12 @@ class EnvConfig:
     # a foot, so a grid about as fine as the 2 cm feet gives each foot several (bench/heightfield_contacts.py)
     terrain_cell_m: float = CELL_M
     init_joint_noise_rad: float = 0.05
+    # Each episode starts its gait clock at a random phase (a multi-gait robot: a random point of its cycle), so
+    # every part of the cycle is met from a fresh start, not only its first steps from standing at phase 0.
+    random_start_phase: bool = False
+    # m/s of commanded foot speed (|v_xy| + r |yaw rate|) below which the gait's reference swing shrinks in
+    # proportion, to standing on four feet at a zero command (rewards.stepping_amplitude); 0 = always step
+    stand_speed_m_s: float = 0.0
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
     # place this default is defined.
@@ -92,6 +98,11 @@ class RandomizationConfig:
     kp_scale: list[float] = dataclasses.field(default_factory=lambda: [0.8, 1.2])  # motor strength
     kd_scale: list[float] = dataclasses.field(default_factory=lambda: [0.8, 1.2])
     action_delay_s: list[float] = dataclasses.field(default_factory=lambda: [0.0, 0.02])  # physics-step resolution
+    # The leg joints' passive terms, N m s/rad and N m; [] = the robot model's own (damping 0.1, friction loss 0.2).
+    # Public models of these robots differ here more than anywhere: damping 0.1 (unitree_mujoco) to 2 (MuJoCo
+    # Menagerie), friction loss 0-0.2; a policy trained on one falls behind its commands on the other.
+    joint_damping: list[float] = dataclasses.field(default_factory=list)
+    joint_friction_loss: list[float] = dataclasses.field(default_factory=list)
     joint_pos_noise_rad: float = 0.01
     joint_vel_noise_rad_s: float = 0.5
     gyro_noise_rad_s: float = 0.1
@@ -139,6 +150,10 @@ class SurrogateConfig:
     joint_inertia: float = 0.0  # effective joint inertia of the PD model, kg m^2; 0 = MuJoCo mass-matrix diagonal
     noslip_damping: float = 0.1  # regulariser of the no-slip least squares
     contact_threshold_n: float = 1.0  # touch force (N) counted as full contact
+    # A gradient through contact: the contact weights keep MuJoCo's value, but take the gradient of a smooth step in
+    # each foot's height above the ground, 1 at rest on it and 1/2 this far (m) above it; 0 = detached (no gradient
+    # says "lifting this foot changes what holds the body")
+    contact_gradient_width_m: float = 0.0
 
 
 @dataclasses.dataclass
@@ -169,6 +184,11 @@ class LearnerConfig:
     spike_decay_factor: float = 0.8
     min_gradient_decay: float = 0.2
     action_noise_std: float = 0.05  # exploration noise on actions (detached)
+    # Linear anneal of that noise to this std over TrainConfig.max_iterations (then it stays); < 0 = no anneal
+    action_noise_final_std: float = -1.0
+    # A residual policy on the clock-driven kinematic gait reference (surrogait_train.reference): the action is
+    # the reference's plus the network's, and the exported graph carries both
+    residual_reference: bool = False
     obs_norm_min_std: float = 0.1  # floor of the observation normaliser's std (docs/architecture.md, "The paper")
     imitation_iterations: int = 0  # warm start: windows of regression onto the clock-driven reference action
     imitation_lr: float = 3e-3

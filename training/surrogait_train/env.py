@@ -53,7 +53,7 @@ from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.model_variants import apply_model_variant
-from surrogait_train.physics import build_pd_model, make_physics, vary_model
+from surrogait_train.physics import build_pd_model, leg_dofs, make_physics, vary_model
 from surrogait_train.randomization import (
     RobotVariation,
     observation_noise,
@@ -176,6 +176,7 @@ class LocomotionEnv:
         self.next_push_step = np.full(n, np.iinfo(np.int64).max)
         self.gait_index = np.zeros(n, dtype=np.int64)
         self.gait_phase = np.zeros(n)
+        self.start_phase = np.zeros(n)  # cycles: where each episode's clock starts (EnvConfig.random_start_phase)
         # Mixed terrain: each robot's course kind (index into TERRAINS) and curriculum level (index into
         # TERRAIN_LEVELS), the course its model holds now, and whether it crossed in this episode.
         self.terrain_kind = np.arange(n) % len(TERRAINS)
@@ -218,7 +219,8 @@ class LocomotionEnv:
         if self.multi_gait:
             cycles = self.gait_phase + steps_ahead * self.control_dt / self._gait_periods[self.gait_index]
             return np.mod(cycles[:, None] + self._gait_offsets[self.gait_index], 1.0)
-        return leg_phases(self.gait, (self.episode_step + steps_ahead) * self.control_dt)
+        time_s = (self.episode_step + steps_ahead) * self.control_dt + self.start_phase * self.gait.period_s
+        return leg_phases(self.gait, time_s)
 
     def gait_batch(self) -> GaitBatch:
         """Each robot's gait (a multi-gait policy's)."""
@@ -281,12 +283,23 @@ class LocomotionEnv:
         """What the surrogate needs to know of each robot's episode: its gains, added mass, delay and held targets."""
         v = self.variation
         as_t = lambda x: torch.as_tensor(x, dtype=torch.float32)  # noqa: E731
+        passive = {}
+        if not (np.isnan(v.joint_damping).all() and np.isnan(v.joint_friction_loss).all()):
+            # the surrogate models the leg joints' passive terms only where they are varied (the nominal model's
+            # small ones are left out of its gradients, as they always were)
+            legs = leg_dofs(self.model)
+            damping = np.where(np.isnan(v.joint_damping), self.model.dof_damping[legs].mean(), v.joint_damping)
+            friction_loss = np.where(np.isnan(v.joint_friction_loss), self.model.dof_frictionloss[legs].mean(),
+                                     v.joint_friction_loss)
+            passive = {"joint_damping": as_t(damping).unsqueeze(-1),
+                       "joint_friction_loss": as_t(friction_loss).unsqueeze(-1)}
         return RobotDynamics(
             kp=self.kp * as_t(v.kp_scale).unsqueeze(-1),
             kd=self.kd * as_t(v.kd_scale).unsqueeze(-1),
             added_mass_kg=as_t(v.added_base_mass_kg),
             delay_substeps=torch.as_tensor(v.action_delay_steps),
             held_targets=as_t(self.held_targets),
+            **passive,
         )
 
     @torch.no_grad()
@@ -298,7 +311,8 @@ class LocomotionEnv:
         """
         phases = self.phases(steps_ahead=1)
         ref_xy, ref_height, _ = gait_reference(
-            self._reward_gait(), phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m
+            self._reward_gait(), phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m,
+            self.cfg.stand_speed_m_s,
         )
         z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
         q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
@@ -404,7 +418,7 @@ class LocomotionEnv:
         for i in rows:
             vary_model(
                 models[i], self.model, v.friction[i], v.added_base_mass_kg[i], v.base_com_offset_m[i],
-                kp * v.kp_scale[i], kd * v.kd_scale[i],
+                kp * v.kp_scale[i], kd * v.kd_scale[i], v.joint_damping[i], v.joint_friction_loss[i],
             )  # fmt: skip
         self.physics.models_changed(rows)
 
@@ -438,7 +452,7 @@ class LocomotionEnv:
             state, actions, self.last_action, targets, self.commands, phases, self._reward_gait(), self.kinematics,
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
-            self.control_dt, self.foot_ground_offset(state),
+            self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:
@@ -505,9 +519,11 @@ class LocomotionEnv:
         self._mj_state[rows] = self.physics.state_from_qpos(qpos, qvel)
         self.episode_step[rows] = 0
         self.held_targets[rows] = self.spec.default_joint_pos
+        if self.cfg.random_start_phase:
+            self.start_phase[rows] = self.rng.random(k)
         if self.multi_gait:
             self.gait_index[rows] = self.rng.integers(0, len(self.contract.gaits), k)
-            self.gait_phase[rows] = 0.0
+            self.gait_phase[rows] = self.start_phase[rows]
         if self.mixed_terrain:
             self.crossed[rows] = False
             models = self.physics.models

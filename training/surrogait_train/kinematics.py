@@ -27,7 +27,10 @@ def _cross_matrix(axis: np.ndarray) -> np.ndarray:
 
 
 class LegKinematics(torch.nn.Module):
-    """Foot positions and velocities in the base frame from joint angles (SDK order)."""
+    """Foot positions and velocities in the base frame from joint angles (SDK order).
+
+    Its tensors are constants of the robot model, not state: they are buffers (they follow the module to a device)
+    that no checkpoint stores (a residual actor holds a LegKinematics, and its checkpoints hold only weights)."""
 
     def __init__(self, model: mujoco.MjModel, dtype: torch.dtype = torch.float32):
         super().__init__()
@@ -47,19 +50,20 @@ class LegKinematics(torch.nn.Module):
             offsets.append(leg_offsets)
             axes.append(leg_axes)
         offsets, axes = np.array(offsets), np.array(axes)  # (4 legs, 4 links, 3), (4 legs, 3 joints, 3)
-        self.register_buffer("offsets", torch.tensor(offsets, dtype=dtype))
-        self.register_buffer("axes", torch.tensor(axes, dtype=dtype))
+        self.register_buffer("offsets", torch.tensor(offsets, dtype=dtype), persistent=False)
+        self.register_buffer("axes", torch.tensor(axes, dtype=dtype), persistent=False)
         # Rodrigues, R = I + sin(q) K + (1 - cos(q)) K^2 with K = [axis]x: the axes are constants, so
         # K and K^2 are precomputed and a rotation costs a few batched ops (the trainer calls this
         # twice per step and backpropagates through it; small-op count dominates its cost on CPU).
         cross = _cross_matrix(axes)
-        self.register_buffer("rot_k", torch.tensor(cross, dtype=dtype))  # (4, 3, 3, 3)
-        self.register_buffer("rot_k2", torch.tensor(cross @ cross, dtype=dtype))
-        self.register_buffer("eye", torch.eye(3, dtype=dtype))
+        self.register_buffer("rot_k", torch.tensor(cross, dtype=dtype), persistent=False)  # (4, 3, 3, 3)
+        self.register_buffer("rot_k2", torch.tensor(cross @ cross, dtype=dtype), persistent=False)
+        self.register_buffer("eye", torch.eye(3, dtype=dtype), persistent=False)
         # vectors carried by each joint's rotation: the next link's offset and the next joint's axis
         carried = [np.stack([offsets[:, k + 1], axes[:, k + 1]], -1) for k in range(2)] + [offsets[:, 3, :, None]]
         for k, v in enumerate(carried):
-            self.register_buffer(f"carried_{k}", torch.tensor(v, dtype=dtype))  # (4, 3, 2) or (4, 3, 1)
+            # (4, 3, 2) or (4, 3, 1)
+            self.register_buffer(f"carried_{k}", torch.tensor(v, dtype=dtype), persistent=False)
 
     def forward(self, joint_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(..., 12) SDK order -> foot positions (..., 4, 3) and foot Jacobians d p / d q_leg (..., 4, 3, 3)."""
@@ -95,6 +99,18 @@ class LegKinematics(torch.nn.Module):
         eye = 1e-4 * torch.eye(3, dtype=feet_b.dtype)
         for _ in range(iterations):
             pos, jac = self(q)
-            dq = torch.linalg.solve(jac + eye, (feet_b - pos).unsqueeze(-1)).squeeze(-1)
+            dq = solve_3x3(jac + eye, feet_b - pos)
             q = q + dq.reshape(q.shape)
         return q
+
+
+def solve_3x3(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """x with a x = b for (..., 3, 3) and (..., 3), by the adjugate (Cramer's rule): plain arithmetic, so it exports
+    to ONNX (which has no linear solve) and a residual policy's reference runs the same in training and
+    deployment (surrogait_train.reference)."""
+    c0, c1, c2 = a[..., :, 0], a[..., :, 1], a[..., :, 2]
+    det = (c0 * torch.cross(c1, c2, dim=-1)).sum(-1, keepdim=True)
+    x0 = (b * torch.cross(c1, c2, dim=-1)).sum(-1)
+    x1 = (c0 * torch.cross(b, c2, dim=-1)).sum(-1)
+    x2 = (c0 * torch.cross(c1, b, dim=-1)).sum(-1)
+    return torch.stack([x0, x1, x2], dim=-1) / det

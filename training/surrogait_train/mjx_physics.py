@@ -44,7 +44,8 @@ from surrogait_core.robot_spec import SDK_LEG_ORDER
 from surrogait_train.physics import StateLayout, full_states_from_qpos
 
 # The model fields `physics.vary_model` edits: they may differ between robots.
-PER_ROBOT_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm")
+PER_ROBOT_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
+                    "dof_damping", "dof_frictionloss")
 
 
 class MjxPhysics:

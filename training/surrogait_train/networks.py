@@ -45,15 +45,21 @@ class ObsNormalizer(nn.Module):
 
 
 class Actor(nn.Module):
-    """obs (contract units) -> action; the normaliser is part of the module so export carries it."""
+    """obs (contract units) -> action; the normaliser is part of the module so export carries it.
 
-    def __init__(self, obs_size: int, action_size: int, hidden: list[int], min_std: float = 0.1):
+    With a `reference` (surrogait_train.reference.GaitReference) the network is a residual on it: the action is
+    reference(obs) + net(obs), and export carries the reference too."""
+
+    def __init__(self, obs_size: int, action_size: int, hidden: list[int], min_std: float = 0.1,
+                 reference: nn.Module | None = None):
         super().__init__()
         self.normalizer = ObsNormalizer(obs_size, min_std)
         self.net = mlp([obs_size, *hidden, action_size], out_scale=0.1)
+        self.reference = reference
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.net(self.normalizer(obs))
+        action = self.net(self.normalizer(obs))
+        return action if self.reference is None else action + self.reference(obs)
 
 
 class Critic(nn.Module):

@@ -89,13 +89,16 @@ def vary_model(
     base_com_offset_m: np.ndarray,
     kp: np.ndarray,
     kd: np.ndarray,
+    joint_damping: float = float("nan"),
+    joint_friction_loss: float = float("nan"),
 ) -> None:
     """Make `model` (a copy of `nominal`) one robot's variation of it.
 
     Every geom gets sliding friction `friction`, so a foot-ground contact has that coefficient
     whichever geom MuJoCo's priority rule picks. The base gains `added_base_mass_kg` with its
     rotational inertia scaled alike (same shape, heavier) and its centre of mass moved by
-    `base_com_offset_m` (body frame); the PD gains are the robot's effective motor strength.
+    `base_com_offset_m` (body frame); the PD gains are the robot's effective motor strength. Every leg joint
+    gets `joint_damping` (N m s/rad) and `joint_friction_loss` (N m); NaN keeps the nominal model's.
     """
     base = floating_base_body(nominal)
     model.geom_friction[:, 0] = friction
@@ -105,6 +108,15 @@ def vary_model(
     model.body_inertia[base] = nominal.body_inertia[base] * (new_mass / mass)
     model.body_ipos[base] = nominal.body_ipos[base] + base_com_offset_m
     set_pd_gains(model, kp, kd)
+    legs = leg_dofs(nominal)
+    model.dof_damping[legs] = nominal.dof_damping[legs] if np.isnan(joint_damping) else joint_damping
+    model.dof_frictionloss[legs] = (nominal.dof_frictionloss[legs] if np.isnan(joint_friction_loss)
+                                    else joint_friction_loss)
+
+
+def leg_dofs(model: mujoco.MjModel) -> np.ndarray:
+    """The degrees of freedom of every joint but the floating base's."""
+    return model.jnt_dofadr[model.jnt_type != mujoco.mjtJoint.mjJNT_FREE]
 
 
 def full_states_from_qpos(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:

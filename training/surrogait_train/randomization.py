@@ -25,6 +25,8 @@ class RobotVariation:
     kp_scale: np.ndarray  # (N,) motor strength: the robot's PD gains are the contract's times these
     kd_scale: np.ndarray  # (N,)
     action_delay_steps: np.ndarray  # (N,) int: physics steps before new joint targets reach the motors
+    joint_damping: np.ndarray  # (N,) N m s/rad on every leg joint; NaN: the model's own
+    joint_friction_loss: np.ndarray  # (N,) N m; NaN: the model's own
 
     @classmethod
     def nominal(cls, num_robots: int, friction: float) -> RobotVariation:
@@ -36,6 +38,8 @@ class RobotVariation:
             kp_scale=np.ones(n),
             kd_scale=np.ones(n),
             action_delay_steps=np.zeros(n, dtype=np.int64),
+            joint_damping=np.full(n, np.nan),
+            joint_friction_loss=np.full(n, np.nan),
         )
 
     def assign(self, rows: np.ndarray, other: RobotVariation) -> None:
@@ -55,6 +59,11 @@ def validate(cfg: RandomizationConfig, physics_dt_s: float, substeps: int) -> No
         lo_hi = getattr(cfg, name)
         if len(lo_hi) != 2 or lo_hi[0] > lo_hi[1]:
             raise ConfigError(f"randomization.{name} must be [low, high] with low <= high, got {lo_hi}")
+    for name in ("joint_damping", "joint_friction_loss"):
+        lo_hi = getattr(cfg, name)
+        if lo_hi and (len(lo_hi) != 2 or not 0 <= lo_hi[0] <= lo_hi[1]):
+            raise ConfigError(f"randomization.{name} must be [] (the model's own) or [low, high] with "
+                              f"0 <= low <= high, got {lo_hi}")
     if cfg.friction[0] <= 0 or cfg.kp_scale[0] <= 0 or cfg.kd_scale[0] < 0:
         raise ConfigError("randomization: friction and kp_scale must stay above 0, kd_scale at or above 0")
     if cfg.push_interval_s[0] <= 0:
@@ -70,14 +79,22 @@ def validate(cfg: RandomizationConfig, physics_dt_s: float, substeps: int) -> No
 def sample_variation(cfg: RandomizationConfig, rng: np.random.Generator, k: int, physics_dt_s: float) -> RobotVariation:
     """Draw `k` robots' episode parameters, each uniform in its configured range."""
     com = cfg.base_com_offset_m
-    return RobotVariation(
+    variation = RobotVariation(
         friction=rng.uniform(*cfg.friction, size=k),
         added_base_mass_kg=rng.uniform(*cfg.added_base_mass_kg, size=k),
         base_com_offset_m=rng.uniform(-com, com, size=(k, 3)),
         kp_scale=rng.uniform(*cfg.kp_scale, size=k),
         kd_scale=rng.uniform(*cfg.kd_scale, size=k),
         action_delay_steps=delay_steps(rng.uniform(*cfg.action_delay_s, size=k), physics_dt_s),
+        joint_damping=np.full(k, np.nan),
+        joint_friction_loss=np.full(k, np.nan),
     )
+    # drawn after the others and only when asked for, so configs without them keep their random streams
+    if cfg.joint_damping:
+        variation.joint_damping = rng.uniform(*cfg.joint_damping, size=k)
+    if cfg.joint_friction_loss:
+        variation.joint_friction_loss = rng.uniform(*cfg.joint_friction_loss, size=k)
+    return variation
 
 
 def observation_noise(

@@ -33,25 +33,36 @@ from surrogait_train.kinematics import LegKinematics
 from surrogait_train.state import RobotState
 
 
+def stepping_amplitude(command: torch.Tensor, nominal_feet_b: torch.Tensor, stand_speed_m_s: float) -> torch.Tensor:
+    """(N, 1) in [0, 1]: how high the reference lifts the feet for this command. 1 = the gait's full swing; below
+    `stand_speed_m_s` of commanded foot speed (|v_xy| + r |yaw rate|, r the feet's mean distance from the base)
+    it shrinks in proportion, down to standing on all four feet at a zero command (0 = always step)."""
+    if stand_speed_m_s <= 0:
+        return torch.ones_like(command[:, :1])
+    radius = nominal_feet_b[:, :2].norm(dim=-1).mean()
+    speed = command[:, :2].norm(dim=-1, keepdim=True) + radius * command[:, 2:3].abs()
+    return (speed / stand_speed_m_s).clamp(0.0, 1.0)
+
+
 def gait_reference(
     gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
-    foot_radius_m: float,
+    foot_radius_m: float, stand_speed_m_s: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
-    (one gait for every robot, or each robot's own: `GaitBatch`)."""
+    (one gait for every robot, or each robot's own: `GaitBatch`); with `stand_speed_m_s` the swing shrinks to
+    standing at a zero command (`stepping_amplitude`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
     s_swing = ((phases - d) / (1 - d)).clamp(0, 1)
-    height = foot_radius_m + torch.where(
-        stance, torch.zeros_like(phases), gait.swing_height_m * torch.sin(torch.pi * s_swing)
-    )
+    apex = gait.swing_height_m * stepping_amplitude(command, nominal_feet_b, stand_speed_m_s)
+    height = foot_radius_m + torch.where(stance, torch.zeros_like(phases), apex * torch.sin(torch.pi * s_swing))
     # planar velocity each foot must travel at in stance: v_cmd + w_cmd x p_nominal
     px, py = nominal_feet_b[:, 0], nominal_feet_b[:, 1]
     vx = command[:, 0:1] - command[:, 2:3] * py
     vy = command[:, 1:2] + command[:, 2:3] * px
-    stance_time = torch.as_tensor(d * gait.period_s)  # s; (N, 1) for a GaitBatch
-    if stance_time.dim():
+    stance_time = d * gait.period_s  # s; (N, 1) for a GaitBatch
+    if isinstance(stance_time, torch.Tensor):
         stance_time = stance_time.unsqueeze(-1)
     half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
     ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
@@ -83,6 +94,7 @@ def compute_rewards(
     cfg: RewardConfig,
     dt: float,
     foot_ground_offset: torch.Tensor | None = None,
+    stand_speed_m_s: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
     g = state.projected_gravity_b
@@ -95,7 +107,8 @@ def compute_rewards(
         foot_height = foot_height - foot_ground_offset
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
-    ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m)
+    ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
+                                                stand_speed_m_s)
     if cfg.joint_ref != 0.0:
         ref_feet = torch.cat([ref_xy, (nominal_feet_b[:, 2] + ref_height - foot_radius_m).unsqueeze(-1)], dim=-1)
         joint_ref = kinematics.inverse(ref_feet, default_joint_pos)

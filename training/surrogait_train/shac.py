@@ -29,6 +29,7 @@ import torch
 from surrogait_train.config import LearnerConfig
 from surrogait_train.diff_env import SurrogateRollout
 from surrogait_train.networks import Actor, Critic
+from surrogait_train.reference import GaitReference
 from surrogait_train.symmetry import Mirror, action_mirror, mirror_difference, observation_mirror
 
 
@@ -65,7 +66,12 @@ class SHAC:
     def __init__(self, rollout: SurrogateRollout, cfg: LearnerConfig, generator: torch.Generator):
         env = rollout.env
         self.rollout, self.cfg, self.gen = rollout, cfg, generator
-        self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std)
+        reference = None
+        if cfg.residual_reference:
+            reference = GaitReference(env.contract, env.kinematics, env.nominal_feet_b, env.spec.foot_radius_m,
+                                      env.cfg.stand_speed_m_s)
+        self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std, reference)
+        self.action_noise_std = cfg.action_noise_std  # annealed by the trainer (LearnerConfig.action_noise_final_std)
         self.critic = Critic(env.obs_size, cfg.critic_hidden)
         self.target_critic = copy.deepcopy(self.critic)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, betas=(0.7, 0.95), foreach=True)
@@ -124,8 +130,8 @@ class SHAC:
             for _ in range(h):
                 obs_seen.append(obs.detach())
                 action = self.actor(obs)
-                if cfg.action_noise_std > 0:
-                    action = action + torch.randn(action.shape, generator=self.gen) * cfg.action_noise_std
+                if self.action_noise_std > 0:
+                    action = action + torch.randn(action.shape, generator=self.gen) * self.action_noise_std
                 obs, reward, done, info = self.rollout.step(action)
                 rewards.append(reward)
                 dones.append(done)

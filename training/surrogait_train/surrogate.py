@@ -9,7 +9,8 @@ joint's diagonal entry of MuJoCo's mass matrix at the standing pose, armature in
     tau_k = tau_max · tanh((kp (q*_k - q_k) - kd dq_k) / tau_max)     (smooth torque limit)
     dq_{k+1} = dq_k + h tau_k / I_j,   q_{k+1} = q_k + h dq_{k+1}
 with each robot's own gains and action delay d (`RobotDynamics`, domain randomisation): q*_k is the
-previously held target for the first d substeps, the new one after.
+previously held target for the first d substeps, the new one after. Where the joints' damping b and friction
+loss f are randomised, tau_k also loses b dq_k + f tanh(dq_k / 0.1).
 
 Floating base, with the contact weights c_i in [0, 1] from MuJoCo's foot touch sensors
 (detached, c_i = clamp(F_touch,i / F_0, 0, 1)); p_i(q), J_i(q) foot position / Jacobian in the
@@ -84,6 +85,9 @@ class RobotDynamics:
     added_mass_kg: torch.Tensor  # (N,)
     delay_substeps: torch.Tensor  # (N,) int: substeps that still track held_targets
     held_targets: torch.Tensor  # (N, 12) rad: the targets before this step's
+    # (N, 1) the leg joints' viscous damping (N m s/rad) and dry friction (N m), where randomised; None: left out
+    joint_damping: torch.Tensor | None = None
+    joint_friction_loss: torch.Tensor | None = None
 
 
 class Surrogate(torch.nn.Module):
@@ -106,6 +110,7 @@ class Surrogate(torch.nn.Module):
         self.kp, self.kd = kp, kd
         self.dt, self.substeps = control_dt, substeps
         self.torque_limit = torch.tensor(spec.joint_torque_limit, dtype=torch.float32)
+        self.foot_radius_m = spec.foot_radius_m
         mass, inertia = base_inertia(model, spec.standing_qpos)
         self.mass = mass
         if cfg.joint_inertia > 0:
@@ -127,6 +132,8 @@ class Surrogate(torch.nn.Module):
         kp, kd = (self.kp, self.kd) if dynamics is None else (dynamics.kp, dynamics.kd)
         q, dq = self._joint_pd(prev.joint_pos, prev.joint_vel, joint_targets, kp, kd, dynamics)
         contact = (touch / self.cfg.contact_threshold_n).clamp(0, 1).detach()
+        if self.cfg.contact_gradient_width_m > 0:
+            contact = contact + self._contact_gradient(prev, q)
         if self.cfg.variant == "joint":
             v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
         elif self.cfg.variant in ("noslip", "gauss"):
@@ -139,6 +146,16 @@ class Surrogate(torch.nn.Module):
         h = prev.base_height - self.dt * (prev.projected_gravity_b * v).sum(-1)
         return RobotState(q, dq, v, w, g, h)
 
+    def _contact_gradient(self, prev: RobotState, q: torch.Tensor) -> torch.Tensor:
+        """Zero in value, the gradient of a smooth contact weight in each foot's height above the ground (N, 4):
+        a logistic step that is 1/2 at `contact_gradient_width_m` of clearance and ~0.9 at rest on the ground."""
+        feet_b = self.kinematics(q)[0]
+        up = -prev.projected_gravity_b.unsqueeze(1)
+        clearance = prev.base_height.unsqueeze(-1) + (feet_b * up).sum(-1) - self.foot_radius_m
+        width = self.cfg.contact_gradient_width_m
+        smooth = torch.sigmoid((width - clearance) * (2.2 / width))
+        return smooth - smooth.detach()
+
     def _torque(self, q, dq, q_target, kp, kd) -> torch.Tensor:
         raw = kp * (q_target - q) - kd * dq
         return self.torque_limit * torch.tanh(raw / self.torque_limit)
@@ -150,7 +167,11 @@ class Surrogate(torch.nn.Module):
             if dynamics is not None:  # the new targets are not there yet on delayed robots
                 late = (dynamics.delay_substeps > k).unsqueeze(-1)
                 target = torch.where(late, dynamics.held_targets, q_target)
-            dq = dq + h * self._torque(q, dq, target, kp, kd) / self.joint_inertia
+            tau = self._torque(q, dq, target, kp, kd)
+            if dynamics is not None and dynamics.joint_damping is not None:
+                # MuJoCo's passive joint terms; its friction loss is a constraint, smoothed here as tanh
+                tau = tau - dynamics.joint_damping * dq - dynamics.joint_friction_loss * torch.tanh(dq / 0.1)
+            dq = dq + h * tau / self.joint_inertia
             q = q + h * dq
         return q, dq
 

@@ -15,10 +15,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from surrogait_core.policy.provenance import make_provenance
 from surrogait_train.config import TrainConfig, dump_yaml, from_dict, to_dict
 from surrogait_train.diff_env import SurrogateRollout
 from surrogait_train.env import LocomotionEnv, make_contract
-from surrogait_train.onnx_init import floor_note, load_policy_file
+from surrogait_train.export import action_reference_of
+from surrogait_train.onnx_init import PolicyFileMismatch, floor_note, load_policy_file
+from surrogait_train.provenance import git_commit, stages_of
 from surrogait_train.shac import SHAC, IterationStats
 from surrogait_train.surrogate import Surrogate
 from surrogait_train.widen import appended_size, widen_learner_state
@@ -82,11 +85,27 @@ class Trainer:
         self.env_steps = 0
         self.wall_s = 0.0
         self.imitation_done = False
+        self.prior_stages: list[dict] = []  # provenance: the stages that made this run's starting point
+        self.init_checkpoint: str | None = None
         self.env.reset(seed=cfg.seed)
 
     @property
     def actor(self) -> torch.nn.Module:
         return self.learner.actor
+
+    # ------------------------------------------------------------ provenance
+    def stage(self) -> dict:
+        """This run as a provenance stage (surrogait_train.provenance)."""
+        cfg = self.cfg
+        return {"learner": "differentiable", "seed": cfg.seed, "iterations": self.iteration,
+                "samples": self.env_steps, "wall_s": round(self.wall_s, 1), "num_envs": cfg.env.num_envs,
+                "gaits": list(self.env.contract.gait_names), "terrain": cfg.env.terrain,
+                "randomization": cfg.randomization.enabled,
+                "init_from": Path(self.init_checkpoint).name if self.init_checkpoint else None}
+
+    def provenance(self) -> dict:
+        """Learner, stages (the starting point's, then this run), commit: what export writes into the file."""
+        return make_provenance([*self.prior_stages, self.stage()], git_commit())
 
     # ------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
@@ -104,6 +123,8 @@ class Trainer:
                 "torch_rng": torch.get_rng_state(),
                 "gen_rng": self.gen.get_state(),
                 "env_rng": self.env.rng.bit_generator.state,
+                "provenance_stages": [*self.prior_stages, self.stage()],
+                "init_checkpoint": self.init_checkpoint,
             },
             tmp,
         )
@@ -122,6 +143,8 @@ class Trainer:
         torch.set_rng_state(ckpt["torch_rng"])
         self.gen.set_state(ckpt["gen_rng"])
         self.env.rng.bit_generator.state = ckpt["env_rng"]
+        self.prior_stages = list(ckpt.get("provenance_stages", [{}]))[:-1]
+        self.init_checkpoint = ckpt.get("init_checkpoint")
         # the robots restart from fresh episodes; the learner continues from the saved step
         self.env.reset()
         self.learner.obs = None
@@ -134,6 +157,7 @@ class Trainer:
         one): their inputs start with zero weights (surrogait_train.widen). An exported policy (`.onnx`)
         gives the actor alone (surrogait_train.onnx_init).
         """
+        self.prior_stages = stages_of(path)
         if Path(path).suffix == ".onnx":
             self._init_from_policy_file(path)
             return
@@ -150,6 +174,13 @@ class Trainer:
         self.init_checkpoint = str(path)
 
     def _init_from_policy_file(self, path: Path | str) -> None:
+        file_reference = action_reference_of(path)
+        run_reference = self.learner.actor.reference.describe() if self.learner.actor.reference is not None else None
+        if file_reference != run_reference:
+            raise PolicyFileMismatch(
+                f"{path}: its actor is {_actor_kind(file_reference)} but this run's is {_actor_kind(run_reference)}; "
+                "set learner.residual_reference (and env.stand_speed_m_s) to match the file"
+            )
         policy = load_policy_file(
             path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
         )
@@ -223,9 +254,13 @@ class Trainer:
                 if budget_s and time.perf_counter() - start >= budget_s:
                     break
                 t0 = time.perf_counter()
+                progress_fraction = min(1.0, self.iteration / max(cfg.max_iterations, 1))
                 if cfg.learner.lr_decay:
                     # the schedule spans the config's max_iterations, also when a call trains on a time budget
-                    self.learner.set_lr_fraction(max(0.1, 1.0 - self.iteration / max(cfg.max_iterations, 1)))
+                    self.learner.set_lr_fraction(max(0.1, 1.0 - progress_fraction))
+                if cfg.learner.action_noise_final_std >= 0:
+                    start_std, final_std = cfg.learner.action_noise_std, cfg.learner.action_noise_final_std
+                    self.learner.action_noise_std = start_std + (final_std - start_std) * progress_fraction
                 stats = self.learner.iterate(update_actor=self.iteration >= cfg.learner.critic_warmup_iterations)
                 dt = time.perf_counter() - t0
                 self.iteration += 1
@@ -276,6 +311,10 @@ class Trainer:
             csv_file.close()
         self.save_checkpoint()
         return stats
+
+
+def _actor_kind(reference: dict | None) -> str:
+    return "a plain MLP" if reference is None else f"a residual on the gait reference {reference}"
 
 
 def trainer_from_checkpoint(path: Path | str, run_dir: Path | str | None = None) -> Trainer:

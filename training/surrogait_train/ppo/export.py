@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from surrogait_core.policy.contract import PolicyContract, write_contract
+from surrogait_core.policy.provenance import write_provenance
 from surrogait_train.export import parity_error, write_torch_onnx
 
 
@@ -37,8 +38,10 @@ class DeterministicActor(nn.Module):
         return self.mlp(self.obs_normalizer(obs))
 
 
-def export_actor_onnx(actor: nn.Module, contract: PolicyContract, path: Path | str, check_tol: float = 1e-5) -> Path:
-    """Write `path` atomically (ONNX + embedded contract); onnxruntime must agree with torch to `check_tol`."""
+def export_actor_onnx(actor: nn.Module, contract: PolicyContract, path: Path | str, check_tol: float = 1e-5,
+                      provenance: dict | None = None) -> Path:
+    """Write `path` atomically (ONNX + embedded contract + `provenance`); onnxruntime must agree with torch to
+    `check_tol`."""
 
     path = Path(path)
     module = DeterministicActor(actor).eval()
@@ -51,6 +54,8 @@ def export_actor_onnx(actor: nn.Module, contract: PolicyContract, path: Path | s
     tmp = path.with_name(path.name + ".export.onnx")
     write_torch_onnx(module, contract.obs_size, tmp)
     write_contract(tmp, contract)
+    if provenance is not None:
+        write_provenance(tmp, provenance)
     err = parity_error(module, tmp)
     if err > check_tol:
         tmp.unlink(missing_ok=True)

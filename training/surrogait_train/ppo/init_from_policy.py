@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file
+from surrogait_train.provenance import stages_of
 
 
 def load_normalizer(normalizer: torch.nn.Module, mean: torch.Tensor, std: torch.Tensor) -> None:
@@ -49,4 +50,6 @@ def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
         for name, value in actor_state.items():
             if name.startswith("net."):
                 actor.mlp.get_parameter(name.removeprefix("net.")).copy_(value)
+    session.prior_stages = stages_of(path)
+    session.init_from_name = Path(path).name
     return policy.changed_fields

@@ -17,9 +17,11 @@ import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from surrogait_core.policy.provenance import make_provenance
 from surrogait_train.ppo.config import PPOConfig
 from surrogait_train.ppo.export import export_actor_onnx
 from surrogait_train.ppo.vec_env import RslRlVecEnv
+from surrogait_train.provenance import git_commit
 
 
 def seed_everything(seed: int) -> None:
@@ -58,6 +60,8 @@ class PPOSession:
                                      device="cpu")
         self.train_seconds = 0.0
         self.iterations = 0
+        self.prior_stages: list[dict] = []  # the stages that made the policy this run started from (init_from)
+        self.init_from_name: str | None = None
 
     @property
     def contract(self) -> Any:
@@ -86,8 +90,15 @@ class PPOSession:
     def actor(self) -> torch.nn.Module:
         return self.runner.alg.get_policy()
 
+    def stage(self) -> dict:
+        """This run as a provenance stage (surrogait_train.provenance)."""
+        return {"learner": "ppo", "seed": self.seed, "iterations": self.iterations, "samples": self.env_samples,
+                "wall_s": round(self.train_seconds, 1), "num_envs": self.vec_env.num_envs,
+                "init_from": self.init_from_name}
+
     def export(self, path: Path | str) -> Path:
-        return export_actor_onnx(self.actor, self.contract, path)
+        provenance = make_provenance([*self.prior_stages, self.stage()], git_commit())
+        return export_actor_onnx(self.actor, self.contract, path, provenance=provenance)
 
     def save(self, path: Path | str) -> None:
         """rsl_rl checkpoint (actor, critic, optimiser, normalisers) written atomically."""

@@ -1,35 +1,37 @@
-"""The Go1's low-level link: unitree_legged_sdk 3.8 UDP (`robot_interface.UDP`), as the SDK's examples use it.
+"""The Go1's low-level link: unitree_legged_sdk 3.8's UDP packets, sent and read by this module through the
+project's own codec (`surrogait_core.wire.go1_wire`, tested byte for byte against the SDK), on a plain socket.
+No SDK binary is needed, so the Go1 runs wherever Python does (3.12, arm64); the SDK stays the tests' oracle.
 
 In this stack the peer is the safety monitor on 127.0.0.1 (the only process with a socket to the robot),
 which forwards accepted LowCmds to the robot and each LowState back; the node talks to it exactly as to the
-robot. The SDK's socket is connect()ed to the peer, so it only takes datagrams from that ip:port.
+robot. The socket is connect()ed to the peer, as the SDK's is, so the kernel hands it only that ip:port's
+datagrams.
 
-- `write` fills the SDK's LowCmd (12 motors, servo mode 0x0A as `InitCmdData` sets it) only when the targets
-  object changed, and sends the SDK's sealed packet every time (the stream re-sends between policy steps).
-  Targets the packet's fixed point cannot carry raise `Go1WireError` before anything is sent, so the control
-  loop damps instead of sending other values than it meant.
-- `take` drains the socket (`Recv` until none waits) and returns the newest LowState. UDP carries no sender
-  stamp: `source_time_s` is this host's clock when the link took it (at most one command period after it
-  arrived, as the robot answers every LowCmd).
-- `protection_trip` runs the SDK's `Safety.PowerProtect` with the newest state (level 1..10 = 10..100 % of its
-  limit). Measured with this build: the limit is 100 W × level on any motor's |tauEst · dq|, and the SDK
-  counts calls over it, returning -1 from the sixth on; it does not change the command, so the node damps
-  through its controller.
+- `write` encodes the LowCmd (12 motors in servo mode 0x0A, the other 8 slots as the SDK's `InitCmdData`
+  leaves them) only when the targets object changed, and sends the sealed packet every time (the stream
+  re-sends between policy steps). Targets the packet's fixed point cannot carry raise `Go1WireError` before
+  anything is sent, so the control loop damps instead of sending other values than it meant.
+- `take` drains the socket and returns the newest LowState the SDK would accept (length, CRC, head: as its
+  `Recv`); the others are counted in `refused`. UDP carries no sender stamp: `source_time_s` is this host's
+  clock when the link took it (at most one command period after it arrived, as the robot answers every
+  LowCmd).
+- `protection_trip` runs the SDK's power protection (`go1_power_protect.PowerProtect`, the SDK's
+  `Safety.PowerProtect` re-implemented and compared with it call by call) on the newest state: level
+  1..10 = 100..1000 W on any motor's |tauEst · dq|, tripping from the sixth step over it; it does not change
+  the command, so the node damps through its controller.
 """
 
 from __future__ import annotations
 
 import errno
-import os
 import socket
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from surrogait_core.policy.policy_controller import MotorTargets
-from surrogait_core.wire import go1_wire, go2_wire
+from surrogait_core.wire import go1_wire
+from surrogait_core.wire.go1_power_protect import PowerProtect
 from surrogait_core.wire.go2_wire import LowStateView
 from surrogait_core.wire.latest_lowstate import LowStateSample
 from surrogait_policy.robot_link import LinkError
@@ -37,29 +39,9 @@ from surrogait_policy.robot_link import LinkError
 if TYPE_CHECKING:
     from surrogait_policy.params import PolicyNodeParams
 
-LOW_LEVEL = 0xFF  # the SDK's LOWLEVEL
-RECV_TOOK = 0  # UDP.Recv(): a datagram was taken (its CRC good)
-RECV_NONE = -1  # none waits
 MAX_RECV_PER_TAKE = 1000  # bounds the drain should a peer flood the socket
+RECV_BUFFER_BYTES = 2048  # above both packet lengths: a longer datagram is refused by its length
 REMOTE_LOW_LEVEL = "L2+A, L2+B, then L1+L2+start"  # the Go1 remote's way into low-level mode
-
-
-def view_from_sdk(state) -> LowStateView:
-    """The SDK's LowState struct as the robot-independent LowStateView (motors in SDK order)."""
-    motors = state.motorState  # one conversion of the 20 slots; index it, do not re-read the attribute
-    rows = np.array([(m.q, m.dq, m.tauEst) for m in motors[: go1_wire.NUM_MOTORS]], dtype=np.float64)
-    imu = state.imu
-    return LowStateView(
-        tick_ms=int(state.tick),
-        quat_wxyz=np.array(imu.quaternion, dtype=np.float64),
-        gyro_b=np.array(imu.gyroscope, dtype=np.float64),
-        accel_b=np.array(imu.accelerometer, dtype=np.float64),
-        joint_pos=rows[:, 0].copy(),
-        joint_vel=rows[:, 1].copy(),
-        joint_tau_est=rows[:, 2].copy(),
-        foot_force=np.array(state.footForce, dtype=np.float64),
-        gamepad=go2_wire.decode_gamepad(bytes(state.wirelessRemote)),
-    )
 
 
 def local_port_problem(port: int) -> str | None:
@@ -75,62 +57,43 @@ def local_port_problem(port: int) -> str | None:
     return None
 
 
-def sdk_socket_fd(port: int) -> int | None:
-    """The descriptor of this process's UDP socket bound to `port`: the SDK keeps its socket to itself and
-    never closes it (its destructor only prints "Closing UDP."), so `Go1Link.close` closes it by number."""
-    for fd in (int(name) for name in os.listdir("/proc/self/fd")):
-        try:
-            copy = os.dup(fd)  # a socket object owns its descriptor: give it a copy
-        except OSError:
-            continue  # gone meanwhile (e.g. the listing's own)
-        try:
-            s = socket.socket(fileno=copy)  # family and type read from the descriptor
-        except OSError:
-            os.close(copy)  # not a socket
-            continue
-        with s:
-            if s.family == socket.AF_INET and s.type == socket.SOCK_DGRAM and s.getsockname()[1] == port:
-                return fd
-    return None
-
-
 class Go1Link:
-    """The SDK's UDP socket to `peer_ip:peer_port` from `local_port`, its LowCmd, LowState and Safety."""
+    """A UDP socket to `peer_ip:peer_port` from `local_port`, speaking the Go1's LowCmd and LowState packets."""
 
     def __init__(self, peer_ip: str, peer_port: int, local_port: int, power_protect_level: int = 0):
         if (problem := local_port_problem(local_port)) is not None:
             raise LinkError(problem)
-        from unitree_legged_sdk import robot_interface as ri
-
         self.peer = f"{peer_ip}:{peer_port}"
         self.local_port = local_port
-        self._udp = ri.UDP(LOW_LEVEL, local_port, peer_ip, peer_port)
-        self._fd = sdk_socket_fd(local_port)
-        self._cmd, self._state = ri.LowCmd(), ri.LowState()
-        self._udp.InitCmdData(self._cmd)  # 20 slots in servo mode, the SDK's header and level flag
-        self._safety = ri.Safety(ri.LeggedType.Go1)
-        self._power_level = power_protect_level
-        self._filled: MotorTargets | None = None  # the targets in the SDK's send buffer
-        self._has_state = False  # the SDK's LowState holds one the robot sent
+        self._socket: socket.socket | None = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self._socket.bind(("", local_port))
+            self._socket.connect((peer_ip, peer_port))  # the kernel then delivers only the peer's datagrams
+        except OSError as e:
+            self._socket.close()
+            raise LinkError(f"cannot open the UDP link from local port {local_port} to {self.peer}: "
+                            f"{e.strerror or e}") from e
+        self._socket.setblocking(False)
+        self._power = PowerProtect(power_protect_level) if power_protect_level else None
+        self._filled: MotorTargets | None = None  # the targets encoded in `_packet`
+        self._packet = b""
+        self._state: LowStateView | None = None  # the newest LowState the peer sent
         self._pending: LowStateSample | None = None  # taken while waiting for the link, not yet handed out
-        self.refused = 0  # datagrams the SDK refused (bad CRC)
+        self.refused = 0  # datagrams the SDK would refuse (length, CRC, head)
 
     # ---- commands -------------------------------------------------------------------------------
     def write(self, targets: MotorTargets) -> None:
-        """Servo targets for the 12 motors, sent once; the same object again re-sends the sealed packet."""
+        """Servo targets for the 12 motors, encoded once; the same object again re-sends the sealed packet."""
         if targets is not self._filled:
-            go1_wire.check_command_values(targets.q, targets.dq, targets.kp, targets.kd, targets.tau)
-            motors = self._cmd.motorCmd
-            for i, (q, dq, kp, kd, tau) in enumerate(zip(targets.q.tolist(), targets.dq.tolist(),
-                                                         targets.kp.tolist(), targets.kd.tolist(),
-                                                         targets.tau.tolist(), strict=True)):
-                m = motors[i]
-                m.q, m.dq, m.Kp, m.Kd, m.tau = q, dq, kp, kd, tau
-            self._udp.SetSend(self._cmd)  # the SDK packs and seals (CRC) its packet here
+            self._packet = go1_wire.encode_lowcmd(targets.q, targets.dq, targets.kp, targets.kd, targets.tau)
             self._filled = targets
-        # A send that fails (peer not listening yet) is not an error here: no state comes back, and the
-        # controller damps on stale state as for any silent robot.
-        self._udp.Send()
+        # A send that fails (peer not listening yet: the kernel reports its ICMP "port unreachable" on this
+        # connected socket) is not an error here: no state comes back, and the controller damps on stale
+        # state as for any silent robot.
+        try:
+            self._socket.send(self._packet)
+        except (ConnectionRefusedError, BlockingIOError):
+            pass
 
     # ---- state ----------------------------------------------------------------------------------
     def take(self) -> LowStateSample | None:
@@ -141,23 +104,25 @@ class Go1Link:
         return sample
 
     def _receive(self) -> LowStateSample | None:
-        took_s = None
+        newest = None
         took = 0
         for _ in range(MAX_RECV_PER_TAKE):
-            code = self._udp.Recv()
-            if code == RECV_NONE:
+            try:
+                packet = self._socket.recv(RECV_BUFFER_BYTES)
+            except (BlockingIOError, InterruptedError):
                 break
-            if code == RECV_TOOK:
-                took_s = time.time()
+            except ConnectionRefusedError:
+                continue  # an earlier send found no listener; nothing was received
+            if go1_wire.lowstate_drop_reason(packet) is None:
+                newest = packet
                 took += 1
             else:
-                self.refused += 1  # -3: bad CRC; the SDK keeps the last good state
-        if took_s is None:
+                self.refused += 1
+        if newest is None:
             return None
-        self._udp.GetRecv(self._state)
-        self._has_state = True
-        # The SDK refuses a packet whose CRC fails (counted in `refused`); the ones it took are sealed.
-        return LowStateSample(view_from_sdk(self._state), took_s, received=took)
+        self._state = go1_wire.decode_lowstate(newest)
+        # A packet whose length or CRC fails is refused (counted in `refused`); the ones taken are sealed.
+        return LowStateSample(self._state, time.time(), received=took)
 
     def wait_until_up(self, damping: MotorTargets, timeout_s: float, period_s: float) -> None:
         """Stream `damping` every `period_s` until the first LowState comes back (kept for `take`);
@@ -184,19 +149,19 @@ class Go1Link:
 
     # ---- the SDK's protection -------------------------------------------------------------------
     def protection_trip(self) -> str | None:
-        if not self._power_level or not self._has_state:
+        if self._power is None or self._state is None:
             return None
-        if self._safety.PowerProtect(self._cmd, self._state, self._power_level) < 0:
-            return (f"unitree_legged_sdk power protection (PowerProtect level {self._power_level}: a motor's "
-                    f"power over {10 * self._power_level} % of the SDK's limit, {100 * self._power_level} W)")
+        if self._power.over_limit(self._state.joint_tau_est, self._state.joint_vel):
+            level = self._power.level
+            return (f"unitree_legged_sdk power protection (PowerProtect level {level}: a motor's power over "
+                    f"{10 * level} % of the SDK's limit, {self._power.limit_w:g} W, six policy steps running)")
         return None
 
     def close(self) -> None:
-        if self._udp is None:
+        if self._socket is None:
             return
-        self._udp = None
-        if self._fd is not None:
-            os.close(self._fd)  # the port is free again (the SDK's object is gone and would not close it)
+        self._socket.close()  # the port is free again
+        self._socket = None
 
 
 def open_go1_link(params: PolicyNodeParams, damping: MotorTargets, command_period_s: float,

@@ -109,12 +109,13 @@ def terrain_note(terrain: str, robot: str = "go2") -> str | None:
             "(--use-shipped-policy)")
     if terrain != "rough":
         return note
-    # the one course a shipped policy was fine-tuned for, and only the Go2's (pretrained/README.md)
+    # the one course a shipped policy was fine-tuned for, and only the Go2's (surrogait_bringup/policies/README.md)
     rough_policy = shipped_policy_path(robot).with_name(ROUGH_POLICY.format(robot=robot))
     if rough_policy.is_file():
         return note + (f"; for rough ground, --policy {rough_policy} crosses the trainer's rough course in 97 % "
-                       "of episodes, against 53 % (pretrained/README.md)")
-    return note + f"; no policy fine-tuned for rough ground is shipped for the {robot} (pretrained/README.md)"
+                       "of episodes, against 53 % (surrogait_bringup/policies/README.md)")
+    return note + (f"; no policy fine-tuned for rough ground is shipped for the {robot} "
+                   "(surrogait_bringup/policies/README.md)")
 
 
 def shipped_gaits_policy(robot: str) -> Path | None:
@@ -197,7 +198,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--switch-gait", default=None, metavar="GAIT",
                         help="switch to this gait (policy/gait/GAIT) as the second segment starts; the report "
                              "marks the change on the velocity plot. Needs a multi-gait policy: without --policy, "
-                             "the robot's shipped one (pretrained/<robot>_gaits.onnx)")
+                             "the robot's shipped one (surrogait_bringup/policies/<robot>_gaits.onnx)")
     parser.add_argument("--simulator", choices=SIMULATORS, default="mujoco",
                         help="mujoco (go2_sim / go1_sim, the default); gazebo (gz sim + ros_gz_bridge + the Gazebo "
                              "bridge node; needs Gazebo Harmonic and ros_gz_bridge); gazebo-standin (the same with a "

@@ -28,7 +28,7 @@ GAZEBO_SIMULATORS = ("gazebo", "gazebo-standin")
 SDF_DIR = REPO_ROOT / "ros2_ws" / "src" / "surrogait_description" / "sdf"
 WORLD = SDF_DIR / "worlds" / "go2_flat.sdf"
 MODELS = SDF_DIR / "models"  # `model://go2` in the world resolves here (GZ_SIM_RESOURCE_PATH)
-ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "launch" / "config" / "gazebo" / "ros_gz_bridge.yaml"
+ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "config" / "gazebo" / "ros_gz_bridge.yaml"
 DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
 GROUND_TRUTH_TIMEOUT_S = {"gazebo": 180.0, "gazebo-standin": 60.0}  # gz sim loads its plugins first
 # The stand-in, the bridge and the three deployment nodes together need 180-195 % of a 2-core machine's

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[5]
 PACKAGES = REPO_ROOT / "ros2_ws" / "src"
 BIN = Path(sys.executable).parent  # the console scripts installed with this interpreter (the venv)
-SHIPPED_POLICY = "pretrained/{robot}_trot.onnx"  # inside the trainer's package
+SHIPPED_POLICY = "{robot}_trot.onnx"  # in surrogait_bringup's policies/
 # The simulator and the nodes are soft real-time; training jobs on the machine are not. Groups that
 # rehearse as the demo does start their processes at this niceness where permitted.
 REHEARSAL_NICENESS = -10
@@ -130,12 +130,10 @@ class ProcessExited(RuntimeError):
 
 
 def shipped_policy_path(robot: str = "go2") -> Path:
-    """The shipped policy of `robot`, located without importing the trainer."""
-    relative = SHIPPED_POLICY.format(robot=robot)
-    spec = importlib.util.find_spec("surrogait_train")
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))) / relative
-    return REPO_ROOT / "training" / "surrogait_train" / relative
+    """The shipped policy of `robot`, where the deployment installs it (surrogait_bringup), not the trainer."""
+    from surrogait_bringup.policies import shipped_policy
+
+    return shipped_policy(SHIPPED_POLICY.format(robot=robot))
 
 
 def child_env(domain: int) -> dict[str, str]:

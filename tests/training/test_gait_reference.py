@@ -1,0 +1,92 @@
+"""A residual policy on the clock-driven gait reference (`learner.residual_reference`): the reference is read from the
+policy's own observation, so the exported file carries it and deployment runs it unchanged; at a zero command it
+stands (`env.stand_speed_m_s`); a file's reference must match the run that starts from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from surrogait_core.policy.onnx_policy import OnnxPolicy
+from surrogait_train.config import load_config
+from surrogait_train.evaluate import evaluate_policy
+from surrogait_train.export import action_reference_of, export_onnx, parity_error
+from surrogait_train.onnx_init import PolicyFileMismatch
+from surrogait_train.reference import phases_from_clock
+from surrogait_train.rewards import gait_reference
+from surrogait_train.trainer import Trainer
+
+RESIDUAL = ["learner.residual_reference=true", "env.stand_speed_m_s=0.1"]
+
+
+def residual_trainer(tmp_path, tiny_overrides, *extra: str) -> Trainer:
+    return Trainer(load_config(None, [*tiny_overrides, *RESIDUAL, *extra]), tmp_path)
+
+
+@pytest.mark.parametrize("gaits", [["env.gait=pace"], ["env.gaits=[trot,pace,bound,gallop]"]])
+def test_the_reference_read_from_the_observation_is_the_environments_clock_reference(tmp_path, tiny_overrides, gaits):
+    trainer = residual_trainer(tmp_path, tiny_overrides, *gaits)
+    env = trainer.env
+    for _ in range(7):  # some way into the cycle, commands of every kind
+        env.step(torch.zeros(env.num_envs, env.action_size))
+    obs = env.observation(env.state, env.last_action)
+    torch.testing.assert_close(trainer.actor.reference(obs), env.reference_action(), atol=1e-5, rtol=0)
+
+
+def test_the_clock_features_give_back_each_legs_phase():
+    phases = torch.rand(64, 4)
+    angle = 2 * torch.pi * phases
+    clock = torch.cat([torch.sin(angle), torch.cos(angle)], -1)
+    torch.testing.assert_close(phases_from_clock(clock), phases, atol=1e-5, rtol=0)
+
+
+def test_a_residual_policy_exports_with_its_reference_and_runs_the_same_in_onnxruntime(tmp_path, tiny_overrides):
+    trainer = residual_trainer(tmp_path, tiny_overrides, "env.gaits=[trot,pace,bound,gallop]")
+    path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "residual.onnx")
+    assert parity_error(trainer.actor, path) < 1e-5
+    assert action_reference_of(path) == {"kind": "gait_kinematic", "stand_speed_m_s": 0.1, "swing_height_m": 0.08}
+    env = trainer.env
+    obs = env.observation(env.state, env.last_action)
+    with torch.no_grad():
+        expected = trainer.actor(obs).numpy()
+    np.testing.assert_allclose(OnnxPolicy(path).act(obs.numpy()), expected, atol=1e-5)
+
+
+def test_at_a_zero_command_the_reference_stands_and_above_the_stand_speed_it_steps(tmp_path, tiny_overrides):
+    env = residual_trainer(tmp_path, tiny_overrides).env
+    phases = torch.tensor([[0.1, 0.6, 0.6, 0.1]]).repeat(3, 1)  # a trot: two legs in swing
+    commands = torch.tensor([[0.0, 0.0, 0.0], [0.05, 0.0, 0.0], [0.5, 0.0, 0.0]])
+    _, height, stance = gait_reference(env.gait, phases, commands, env.nominal_feet_b, env.spec.foot_radius_m, 0.1)
+    apex = height - env.spec.foot_radius_m
+    assert torch.all(apex[0] == 0), "a zero command lifts no foot"
+    swing = ~stance[2]
+    assert torch.allclose(apex[1][swing], 0.5 * apex[2][swing]), "half the stand speed lifts half as high"
+    full = env.gait.swing_height_m * np.sin(0.2 * np.pi)  # legs at phase 0.6: a fifth of the way through swing
+    assert torch.allclose(apex[2][swing], torch.full_like(apex[2][swing], full))
+
+
+def test_a_file_with_a_reference_cannot_start_a_plain_run_nor_the_other_way(tmp_path, tiny_overrides):
+    residual = residual_trainer(tmp_path / "r", tiny_overrides)
+    path = export_onnx(residual.actor, residual.env.contract, tmp_path / "residual.onnx")
+    plain = Trainer(load_config(None, tiny_overrides), tmp_path / "p")
+    with pytest.raises(PolicyFileMismatch, match="residual_reference"):
+        plain.init_from(path)
+    again = residual_trainer(tmp_path / "again", tiny_overrides)
+    again.init_from(path)  # the same reference: accepted, and the actor acts as the file
+    obs = again.env.observation(again.env.state, again.env.last_action)
+    with torch.no_grad():
+        np.testing.assert_allclose(again.actor(obs).numpy(), OnnxPolicy(path).act(obs.numpy()), atol=1e-5)
+
+
+def test_the_reference_alone_keeps_a_pace_standing_in_mujoco(tmp_path, tiny_overrides):
+    """The untrained residual (network output zero) steps the pace open loop without falling for 3 s: the start a
+    first-order learner gets, where a plain policy starts standing still."""
+    trainer = residual_trainer(tmp_path, tiny_overrides, "env.gait=pace")
+    with torch.no_grad():
+        trainer.actor.net[-1].weight.zero_()
+    path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "reference_only.onnx")
+    result = evaluate_policy(path, num_episodes=4, episode_s=3.0, num_threads=1)
+    assert result.fall_rate == 0.0
+    stand = evaluate_policy(path, num_episodes=2, episode_s=3.0, num_threads=1, commands=np.zeros((2, 3)))
+    assert stand.fall_rate == 0.0 and max(stand.vx_rmse, stand.vy_rmse) < 0.02
