@@ -200,9 +200,9 @@ class FootForceSource:
         self.calibration_problem = ""  # why raw counts cannot be converted ("" when they can)
         self.serial: tuple[int, int] | None = None
         self._stuck = StuckFeet(SanityConfig())
+        self._stuck_checked_t: float | None = None
         self.stuck_issue = None
         self._zero_since: float | None = None
-        self._last_t: float | None = None
         self.reason = "" if units != NONE else "foot_force_units none"  # why unusable now ("" when usable)
 
     def on_robot(self, serial: tuple[int, int] | None) -> None:
@@ -220,11 +220,13 @@ class FootForceSource:
 
     def newtons(self, foot_force: np.ndarray, joint_vel: np.ndarray, t_s: float) -> np.ndarray | None:
         """Forces in newtons (4,), or None (see `reason`)."""
-        dt = 0.0 if self._last_t is None else min(max(t_s - self._last_t, 0.0), 0.1)
-        self._last_t = t_s
         if self.units == NONE:
             return None
-        self.stuck_issue = self._stuck.update(foot_force, joint_vel, t_s, dt)
+        last = self._stuck_checked_t
+        if last is None or not 0.0 <= t_s - last < self._stuck.config.min_interval_s:  # judged at ~65 Hz: cheap
+            dt = 0.0 if last is None else min(max(t_s - last, 0.0), 0.1)
+            self._stuck_checked_t = t_s
+            self.stuck_issue = self._stuck.update(foot_force, joint_vel, t_s, dt)
         if np.all(foot_force == 0.0):
             self._zero_since = t_s if self._zero_since is None else self._zero_since
         else:
