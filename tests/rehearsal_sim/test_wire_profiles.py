@@ -65,7 +65,7 @@ def test_a_wire_without_crc_is_refused_by_default_and_no_motor_ever_stiffens(tmp
     assert "fail their CRC" in outcome.refusals[-1] and "allow_lowstate_without_crc" in outcome.refusals[-1]
     assert not outcome.faults
     with np.load(tmp_path / "sim_log.npz") as log:
-        assert np.all(log["cmd_kp"] == 0.0), "the policy node never commanded a stiff motor"
+        assert not np.any(log["cmd_kp"] > 0.0), "the policy node never commanded a stiff motor"  # (NaN: no LowCmd yet)
 
 
 @pytest.mark.rehearsal

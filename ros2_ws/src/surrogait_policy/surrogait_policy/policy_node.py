@@ -12,7 +12,11 @@ A thin shell over `surrogait_core.policy.policy_controller` (all decisions) and
     damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
   - the ROS executor (the main thread, `surrogait_core.runtime.ros_node.run_node`) serves the Trigger
     services and cmd_vel / safety / odometry topics, and logs the controller's events when the
-    control thread signals new ones.
+    control thread signals new ones. `policy/stand_up` runs the pre-flight first (a second of rt/lowstate
+    from its own reader, judged by `surrogait_core.inputs.preflight`), `policy/pre_flight` runs it alone,
+    `policy/dry_run_report` answers the suspended dry run's comparison (docs/robot.md).
+Every sample's CRC, the stream's rate, its clock and the IMU are judged by the controller's input guard
+(`surrogait_core.policy.input_guard`); issues are named in the log and on /diagnostics.
 
 Run: `policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/policy_node.yaml`
 """

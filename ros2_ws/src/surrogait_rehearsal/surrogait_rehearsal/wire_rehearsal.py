@@ -145,8 +145,10 @@ def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOut
 
     segments = segments or walk_test_segments()
 
+    noted_in = segments[1] if len(segments) > 1 else segments[0]
+
     def note_statuses(segment, elapsed: float) -> None:  # the nodes' diagnostics mid-walk (2 s into the 2nd segment)
-        if segment is segments[1] and elapsed >= 2.0 and not outcome.statuses:
+        if segment is noted_in and elapsed >= 2.0 and not outcome.statuses:
             outcome.statuses = {name: (status.level, status.message, dict(status.values))
                                 for name, status in _statuses(operator).items()}
 
