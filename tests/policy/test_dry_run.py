@@ -20,4 +20,4 @@ def test_joints_that_follow_pass_and_a_reversed_or_blocked_joint_is_named():
 
 
 def test_no_steps_no_verdict():
-    assert "no policy steps" in DryRunTracker().report()
+    assert "too few policy steps" in DryRunTracker().report()

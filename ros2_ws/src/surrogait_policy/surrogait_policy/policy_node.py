@@ -199,7 +199,7 @@ class PolicyNode(Node):
         if self.params.timing_log_path:
             self._save_timing(Path(self.params.timing_log_path))
         if self.controller.dry_run is not None:
-            self.get_logger().info(self.controller.dry_run.report())
+            self.get_logger().info(self.controller.dry_run.report(self.controller.runner.contract.control_dt_s))
 
     def _control_loop(self) -> None:
         if self.params.realtime_priority:
@@ -372,7 +372,8 @@ class PolicyNode(Node):
         if tracker is None:
             response.success, response.message = False, "not a dry run (dry_run_gain_fraction is 0)"
         else:
-            response.success, response.message = not tracker.suspects() and tracker.steps > 1, tracker.report()
+            response.success = bool(tracker.joints()) and not tracker.suspects()
+            response.message = tracker.report(self.controller.runner.contract.control_dt_s)
         return response
 
     def _trigger_handler(self, request: str):
