@@ -36,11 +36,12 @@ import numpy as np
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_rehearsal.demo import shipped_gaits_policy
-from surrogait_rehearsal.harness.processes import shipped_policy_path
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
 from surrogait_rehearsal.report import GT, load_session, read_fault_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine, machine_facts  # noqa: E402
+from provenance import file_sha256, provenance, repo_relative  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     policies = {"shipped": shipped_policy_path(), "gaits": shipped_gaits_policy("go2")}
     result = {"benchmark": "demo_reliability", "machine": machine, "machine_facts": machine_facts(),
               "command": "python bench/demo_reliability.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "configs": {}}
+              "configs": {}, **provenance()}  # commit; policy_sha256 filled per configuration below
     for name in args.configs:
         source, motor_model = CONFIGS[name]
         if source == "trained" and source not in policies:
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 policies[source] = train_policy(run_dir / "trained", args.train_budget_s)
             switch = ("--switch-gait", SWITCH_TO[i % len(SWITCH_TO)]) if name == "gait_switch" else ()
             r = one_run(run_dir, policies[source], motor_model, args.domain, switch)
+            r["policy_sha256"] = file_sha256(policies[source])
             if source == "trained_each":
                 preflown = json.loads((run_dir / "trained" / "preflight.json").read_text())
                 r["preflight"] = {"flown": len(preflown), "cleared": any(p["cleared"] for p in preflown)}
@@ -216,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         met = summary["completed"] >= TARGETS[name] * n and summary["faults_not_real"] == 0
         result["configs"][name] = {"policy": str(policies[source]), "motor_model": motor_model, "summary": summary,
                                    "meets_target": met, "runs": runs}
+        result["policy_sha256"][repo_relative(policies[source])] = file_sha256(policies[source])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))
         args.out.with_suffix(".md").write_text(markdown(result))

@@ -50,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine, machine_facts  # noqa: E402
+from provenance import provenance  # noqa: E402
 
 from surrogait_train.evaluate import EVAL_SEED  # noqa: E402
 
@@ -293,6 +294,7 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
         "condition_specs": [dataclasses.asdict(c) for c in conditions],
         "out": str(args.out),
         "results": {label: {"path": str(p), "cells": {}} for label, p in zip(labels, policies, strict=True)},
+        **provenance(policies),  # commit, policy_sha256: docs/results.md tells stale figures by them
     }
     total, done = len(policies) * len(conditions), 0
     for label, path in zip(labels, policies, strict=True):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine  # noqa: E402
+from provenance import provenance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PRETRAINED = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies"
@@ -191,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         run_baseline,
         run_scenario,
     )
+    from surrogait_rehearsal.harness.nodes import go1_ports
     from surrogait_rehearsal.harness.operator import Operator
-    from surrogait_rehearsal.harness.processes import go1_ports
 
     boosted = try_realtime(args.rt_priority)
     if args.robot == "go1":
@@ -242,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "priority": f"SCHED_FIFO {args.rt_priority}" if boosted else "normal scheduling",
             "command": "python bench/safety.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    meta.update(provenance([args.policy]))  # commit, policy_sha256: docs/results.md tells stale figures by them
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(
         json.dumps({"meta": meta, "baseline": baseline, "results": results}, indent=2) + "\n")

@@ -3,7 +3,7 @@
     python bench/wire_profiles.py [--profiles NAME ...] [--out bench/results/wire_profiles] [--domain 41]
 
 Each session is the real rehearsal (the MuJoCo Go2 on `wire_profile`, estimator, safety monitor, policy node with
-the shipped policy) driven by surrogait_rehearsal.wire_rehearsal: stand up (the pre-flight first), calibrate the
+the shipped policy) driven by surrogait_rehearsal.harness.wire_rehearsal: stand up (the pre-flight first), calibrate the
 foot sensors where they report raw counts, walk the walk test's segments (0.5 then 1.0 m/s), stop, damp. For each
 profile the report gives: walks or refuses (with the refusal), the safety monitor's faults (every one is a false
 fault: nothing is wrong with the robot), its input events (what the stack adapted to), whether the robot ever
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine, machine_facts  # noqa: E402
 
-from surrogait_rehearsal.wire_rehearsal import ProfileOutcome, rehearse_profile  # noqa: E402
+from surrogait_rehearsal.harness.wire_rehearsal import ProfileOutcome, rehearse_profile  # noqa: E402
 
 # (wire profile, allow_lowstate_without_crc in the stack, what the stack should do)
 SESSIONS = [
@@ -65,7 +65,7 @@ def markdown(rows: list[dict], info: dict) -> str:
         "",
         f"Command: `flock /tmp/surrogait-processes.lock python bench/wire_profiles.py` — {info['when']}, "
         f"{info['machine']}. One rehearsal per row: the MuJoCo Go2 writing rt/lowstate as the profile says "
-        "(`surrogait_rehearsal.wire_profile`), the real estimator, safety monitor and policy node (shipped "
+        "(`surrogait_rehearsal.sim.wire_profile`), the real estimator, safety monitor and policy node (shipped "
         "policy); stand up (pre-flight first), calibrate raw foot sensors, walk 0.5 then 1.0 m/s for 5 s each, "
         "stop, damp. `allow CRC`: `allow_lowstate_without_crc` in the stack (simulators only).",
         "",

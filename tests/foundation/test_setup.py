@@ -15,9 +15,10 @@ def test_second_setup_run_is_a_quick_no_op():
     assert "installing" not in result.stdout
 
 
-def test_ci_runs_the_readme_test_command_and_refuses_an_empty_suite():
+def test_ci_runs_the_readme_test_command_and_ruff_and_refuses_an_empty_suite():
     ci = (REPO / ".ci/run").read_text()
     assert "make test" in ci
+    assert "make lint" in ci  # ruff check
     assert "make test" in (REPO / "README.md").read_text()
     assert '"$rc" -eq 5' in ci
     assert "make test-jazzy" in ci, "the second tested target (Jazzy, Python 3.12) runs in CI"

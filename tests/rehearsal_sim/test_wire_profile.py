@@ -6,10 +6,10 @@ import pytest
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.wire.go2_lowstate_layout import LowStateCrc
 from surrogait_core.wire.go2_wire_image import LowStateDecoder
-from surrogait_rehearsal.go2_sim_config import SimNodeConfig
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-from surrogait_rehearsal.lowstate_writer import LowStateWriter
-from surrogait_rehearsal.wire_profile import RAW_COUNTS_PER_N, RAW_OFFSET_COUNTS, WireProfile, WireProfileError
+from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
+from surrogait_rehearsal.sim.mujoco.config import SimNodeConfig
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.wire_profile import RAW_COUNTS_PER_N, RAW_OFFSET_COUNTS, WireProfile, WireProfileError
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 The MuJoCo Go2 writes rt/lowstate as another simulator or a faulty robot would (`wire_profile`); the estimator,
 the safety monitor and the policy node (shipped policy) run unchanged, the operator stands the robot up (the
-pre-flight first) and walks it (surrogait_rehearsal.wire_rehearsal). The default `go2` wire is the walk test's
+pre-flight first) and walks it (surrogait_rehearsal.harness.wire_rehearsal). The default `go2` wire is the walk test's
 (tests/policy/test_rehearsal_walk.py). bench/wire_profiles.py runs every profile alone.
 """
 
@@ -13,8 +13,8 @@ import pytest
 
 from surrogait_core import interfaces
 from surrogait_rehearsal.harness.operator import Segment
-from surrogait_rehearsal.wire_profile import RAW_COUNTS_PER_N
-from surrogait_rehearsal.wire_rehearsal import rehearse_profile
+from surrogait_rehearsal.harness.wire_rehearsal import rehearse_profile
+from surrogait_rehearsal.sim.wire_profile import RAW_COUNTS_PER_N
 
 DOMAIN = 33
 UNITREE_MUJOCO = "tickless,no_foot_force,lowstate_200hz,no_crc"  # its Python simulator's rt/lowstate

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
 from surrogait_core.wire import go1_wire
-from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
-from surrogait_rehearsal.wire_profile import GO2, PROFILES, WireProfile, WireProfileError
+from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
+from surrogait_rehearsal.sim.wire_profile import GO2, PROFILES, WireProfile, WireProfileError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +40,7 @@ class SimNodeConfig:
                                            "a Go1 answers each accepted LowCmd with one LowState instead")
     wire_profile: str = param(GO2, "go2 only: what rt/lowstate looks like: go2 (the Go2's own wire), or a comma-"
                                    "separated list of " + ", ".join(list(PROFILES)[1:]) + " (what other simulators "
-                                   "and faulty robots send; surrogait_rehearsal.wire_profile)")
+                                   "and faulty robots send; surrogait_rehearsal.sim.wire_profile)")
     ground_truth_rate_hz: float = param(100.0, "ground-truth odometry rate, Hz")
     initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on), stand (keyframe), or "
                                        "suspended (hung in a harness, legs folded: the dry run's robot)")

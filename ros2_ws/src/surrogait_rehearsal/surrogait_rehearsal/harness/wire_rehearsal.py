@@ -23,17 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from surrogait_core import interfaces
-from surrogait_rehearsal.demo import walk_test_segments
-from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
-from surrogait_rehearsal.harness.processes import (
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    launch_rehearsal,
-    shipped_policy_path,
-)
+from surrogait_rehearsal.harness.operator import Segment, SessionError
+from surrogait_rehearsal.harness.session import Session, SessionConfig, walk_test_segments
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
-from surrogait_rehearsal.walk_rehearsal import walk_overrides
-from surrogait_rehearsal.wire_profile import WireProfile
+from surrogait_rehearsal.sim.wire_profile import WireProfile
 
 STILL_FRACTION = 0.3  # a walking segment whose mean forward speed is below this fraction of its command: standing still
 NOT_UP_YET = "no fresh rt/lowstate"  # a refusal that only means the stream has not reached the node yet
@@ -75,39 +68,38 @@ class ProfileOutcome:
         return "fails"
 
 
-def profile_overrides(workdir: Path, domain: int, profile: str, allow_without_crc: bool,
-                      policy: Path | None = None, extra: dict[str, dict] | None = None) -> dict[str, dict]:
-    """Each node's parameters: the walk rehearsal's, the simulator on `profile`, the stack told what it runs on,
-    then `extra` (node: parameters) on top."""
-    overrides = walk_overrides(workdir, "go2", domain, policy or shipped_policy_path("go2"), "driver",
-                               {"wire_profile": profile})
+def profile_params(workdir: Path, profile: str, allow_without_crc: bool,
+                   extra: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Each node's parameters over its package's file: the simulator on `profile`, the stack told what it runs on
+    (CRC allowed or not, raw foot force, a calibration folder of this session's own), then `extra` on top."""
     raw = WireProfile.parse(profile).foot_force == "raw"
-    calibration_dir = str(workdir / "foot_force_calibration")
-    for node in ("policy_node", "estimator_node"):
-        overrides[node] = {**overrides[node], "allow_lowstate_without_crc": allow_without_crc,
-                           "foot_force_calibration_dir": calibration_dir,
-                           **({"foot_force_units": "raw"} if raw else {})}
-    overrides["safety_monitor"] = {**overrides["safety_monitor"], "allow_lowstate_without_crc": allow_without_crc}
-    for node, params in (extra or {}).items():
-        overrides[node] = {**overrides[node], **params}
-    return overrides
+    stack = {"allow_lowstate_without_crc": allow_without_crc,
+             "foot_force_calibration_dir": str(Path(workdir).resolve() / "foot_force_calibration"),
+             **({"foot_force_units": "raw"} if raw else {})}
+    params = {"go2_sim": {"wire_profile": profile, "motor_model": "driver"}, "policy_node": dict(stack),
+              "estimator_node": dict(stack), "safety_monitor": {"allow_lowstate_without_crc": allow_without_crc}}
+    for node, more in (extra or {}).items():
+        params[node] = {**params.get(node, {}), **more}
+    return params
 
 
-def _stand_up(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, raw: bool) -> bool:
+def _stand_up(session: Session, outcome: ProfileOutcome, raw: bool) -> bool:
     """stand_up until accepted; a lasting refusal is recorded (and, with raw foot force, calibration follows once)."""
+    op = session.operator
+    op.wait_for("the policy node", lambda: op.policy_state is not None, 60.0, abort_on=session.why_dead)
     deadline = time.monotonic() + 25.0
     calibrated = False
     while True:
-        ok, message = operator.call("stand_up", timeout_s=10.0)
+        ok, message = op.call(interfaces.SRV_STAND_UP, timeout_s=10.0)
         if ok:
             return True
-        if operator.policy_state == "DAMP":
+        if op.policy_state == "DAMP":
             raise SessionError(f"the policy node went to DAMP before standing up: {message}")
         if NOT_UP_YET not in message:
             outcome.refusals.append(message)
             if not (raw and not calibrated):
                 return False
-            ok, answer = operator.call(interfaces.SRV_CALIBRATE_FEET_UNLOADED, timeout_s=10.0)
+            ok, answer = op.call(interfaces.SRV_CALIBRATE_FEET_UNLOADED, timeout_s=10.0)
             outcome.calibration.append(answer)
             if not ok:
                 return False
@@ -116,91 +108,75 @@ def _stand_up(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, 
             outcome.refusals.append(message)
             return False
         time.sleep(0.5)
-        if (why := group.why_dead()) is not None:
+        if (why := session.why_dead()) is not None:
             raise SessionError(why)
 
 
-def profile_session(operator: Operator, group: ProcessGroup, outcome: ProfileOutcome, raw: bool,
-                    segments: list[Segment] | None = None, ask: tuple[str, ...] = ()) -> None:
-    operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0, abort_on=group.why_dead)
-    if not _stand_up(operator, group, outcome, raw):
+def profile_session(session: Session, outcome: ProfileOutcome, raw: bool, segments: list[Segment],
+                    ask: tuple[str, ...] = ()) -> None:
+    op = session.operator
+    if not _stand_up(session, outcome, raw):
         return
-    operator.wait_for_state("READY", 15.0)
+    op.wait_for_state("READY", 15.0)
     if raw:
         time.sleep(1.0)  # standing still on four feet
-        ok, answer = operator.call(interfaces.SRV_CALIBRATE_FEET_STANDING, timeout_s=10.0)
+        ok, answer = op.call(interfaces.SRV_CALIBRATE_FEET_STANDING, timeout_s=10.0)
         outcome.calibration.append(answer)
         if not ok:
             raise SessionError(f"the standing calibration step was refused: {answer}")
-    ok, message = operator.call("walk", timeout_s=10.0)
+    op.set_cmd_vel(*segments[0].command)
+    ok, message = op.call(interfaces.SRV_WALK, timeout_s=10.0)
     if not ok:
         outcome.refusals.append(message)
         return
     outcome.entered_walk = True
-
-    def abort() -> str | None:
-        if operator.policy_state == "DAMP":
-            return "the policy node went to DAMP"
-        return group.why_dead()
-
-    segments = segments or walk_test_segments()
-
     noted_in = segments[1] if len(segments) > 1 else segments[0]
 
-    def note_statuses(segment, elapsed: float) -> None:  # the nodes' diagnostics mid-walk (2 s into the 2nd segment)
+    def note_statuses(segment: Segment, elapsed: float) -> None:  # the nodes' diagnostics mid-walk
         if segment is noted_in and elapsed >= 2.0 and not outcome.statuses:
-            outcome.statuses = {name: (status.level, status.message, dict(status.values))
-                                for name, status in _statuses(operator).items()}
+            with op.lock:
+                latest = {status.name: status for status in op.statuses}
+            outcome.statuses = {name: (s.level, s.message, dict(s.values)) for name, s in latest.items()}
 
-    operator.run_segments(segments, on_tick=note_statuses, abort_on=abort)
-    operator.call("stop_walk", must_succeed=True)
-    operator.wait_for_state("READY", 5.0)
+    session.run_segments(segments, on_tick=note_statuses)
+    op.call(interfaces.SRV_STOP_WALK, must_succeed=True)
+    op.wait_for_state("READY", 5.0)
     for service in ask:
-        outcome.answers[service] = operator.call(service, timeout_s=10.0)
-    operator.call("damp", must_succeed=True)
-    operator.wait_for_state("DAMP", 5.0)
+        outcome.answers[service] = op.call(service, timeout_s=10.0)
+    op.call(interfaces.SRV_DAMP, must_succeed=True)
+    op.wait_for_state("DAMP", 5.0)
     outcome.walked = True
-
-
-def _statuses(operator: Operator) -> dict:
-    with operator.lock:
-        latest = {}
-        for status in operator.statuses:
-            latest[status.name] = status
-        return latest
 
 
 def rehearse_profile(workdir: Path, *, domain: int, profile: str, allow_without_crc: bool = False,
                      policy: Path | None = None, extra: dict[str, dict] | None = None,
                      segments: list[Segment] | None = None, ask: tuple[str, ...] = (),
                      log: Callable[[str], None] = print) -> ProfileOutcome:
-    """One rehearsal on `profile`; its records (session.npz, sim_log.npz, fault_log.jsonl, logs/) in `workdir`.
-    `extra`: more parameters per node; `segments`: instead of the walk test's; `ask`: Trigger services called
-    after the walk (their answers in `outcome.answers`)."""
-    workdir.mkdir(parents=True, exist_ok=True)
+    """One rehearsal on `profile`; its records (session.npz, sim_log.npz, safety_fault_log.jsonl, logs/) in
+    `workdir`. `extra`: more parameters per node; `segments`: instead of the walk test's; `ask`: Trigger services
+    called after the walk (their answers in `outcome.answers`)."""
     outcome = ProfileOutcome(profile, allow_without_crc)
     raw = WireProfile.parse(profile).foot_force == "raw"
+    config = SessionConfig(Path(workdir), domain=domain, robot="go2", policy=policy,
+                           params=profile_params(workdir, profile, allow_without_crc, extra),
+                           operator_name="surrogait_wire_profile")
     start = time.monotonic()
-    with ProcessGroup(workdir / "logs", domain, config_dir=workdir, niceness=REHEARSAL_NICENESS) as group:
-        operator = Operator(domain, log=log, name="surrogait_wire_profile")
+    with Session(config, log=log) as session:
         try:
-            launch_rehearsal(group, operator,
-                             profile_overrides(workdir, domain, profile, allow_without_crc, policy, extra), log=log)
-            profile_session(operator, group, outcome, raw, segments, ask)
+            session.start()
+            profile_session(session, outcome, raw, segments or walk_test_segments(), ask)
         except SessionError as e:
             outcome.error = str(e)
-        finally:
-            operator.save(workdir / "session.npz")
-            operator.close()
+        files = session.files
     outcome.seconds = time.monotonic() - start
-    events = read_fault_log(workdir / "fault_log.jsonl")
+    events = read_fault_log(files.fault_log)
     outcome.faults = [e for e in events if e.get("event") == "fault"]
     outcome.input_events = [e for e in events if e.get("event") in ("input", "input_cleared")]
-    session = load_session(workdir / "session.npz")
     if outcome.entered_walk:
-        tracking = tracking_metrics(session)
+        session_record = load_session(files.session)
+        tracking = tracking_metrics(session_record)
         outcome.segments = [{"name": s["name"], "command": s["command"], "vx_mean": s["vx_mean"]}
                             for s in tracking["segments"] if s["scored"]]
         outcome.vx_rmse = tracking["walking_vx_rmse"]
-        outcome.fell = bool(fall_metrics(session)["fell"])
+        outcome.fell = bool(fall_metrics(session_record)["fell"])
     return outcome
