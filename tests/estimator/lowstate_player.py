@@ -19,8 +19,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests/ folder, for estimator.*
 
-from unitree_sdk2py.utils.crc import CRC  # noqa: E402
-
 from estimator.synthetic_robot import SyntheticRobot  # noqa: E402
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
 from surrogait_core.runtime.realtime import try_realtime  # noqa: E402
@@ -37,7 +35,6 @@ def fill_lowstate(msg, s, tick_ms: int):
     for i, m in enumerate(msg.motor_state[: go2_wire.NUM_MOTORS]):
         m.q, m.dq = float(s.joint_pos[i]), float(s.joint_vel[i])
     msg.foot_force = [int(round(max(0.0, f))) for f in s.foot_force]
-    msg.crc = CRC().Crc(msg)  # sealed, as the Go2 sends it
     return msg
 
 

@@ -7,6 +7,7 @@ pre-flight first) and walks it (surrogait_rehearsal.harness.wire_rehearsal). The
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -64,6 +65,8 @@ def test_a_wire_without_crc_is_refused_by_default_and_no_motor_ever_stiffens(tmp
     assert outcome.verdict == "refuses" and not outcome.entered_walk
     assert "fail their CRC" in outcome.refusals[-1] and "allow_lowstate_without_crc" in outcome.refusals[-1]
     assert not outcome.faults
+    estimator_log = (tmp_path / "logs" / "estimator_node.log").read_text()
+    assert re.search(r"'crc': [1-9]", estimator_log), "the estimator refused the samples too"
     with np.load(tmp_path / "sim_log.npz") as log:
         assert not np.any(log["cmd_kp"] > 0.0), "the policy node never commanded a stiff motor"  # (NaN: no LowCmd yet)
 

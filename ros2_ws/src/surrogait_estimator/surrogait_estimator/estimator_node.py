@@ -183,8 +183,8 @@ class EstimatorNode(Node):
             self.get_logger().info(
                 f"stopped: {self.received} samples received, {health.accepted} accepted, "
                 f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
-                f"this node, {health.rejected_total + self._stream.refused_total} rejected "
-                f"{health.rejected | self._packet_refusals()}")
+                f"this node, {health.rejected_total + self._stream.refused_total + self.crc_refused} rejected "
+                f"{health.rejected | self._packet_refusals() | {'crc': self.crc_refused}}")
         if self._failure:
             report_error(NODE_NAME, f"reading {self.lowstate_name} failed: {self._failure[0]!r}")
             return EXIT_FAILED
