@@ -14,8 +14,10 @@ setup:
 demo: setup
 	$(PY) scripts/demo.py $(DEMO_ARGS)
 
+# The tests that start processes and the pure computations side by side (scripts/run_tests.py); PYTEST_ARGS
+# naming test paths runs just those, in one pytest.
 test: setup
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) scripts/run_tests.py -q $(PYTEST_ARGS)
 
 # The second tested target: ROS 2 Jazzy on Python 3.12, the deployment side (scripts/test_jazzy.sh).
 test-jazzy:

@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """The policy file's content hash, its provenance entry left out (it never changes what the policy does;
+    surrogait_core.policy.provenance.without_provenance): the identity scripts/results_page.py compares."""
+    from surrogait_core.policy.provenance import without_provenance
+
+    return hashlib.sha256(without_provenance(Path(path).read_bytes())).hexdigest()
 
 
 def repo_relative(path: Path, root: Path = ROOT) -> str:

@@ -5,8 +5,9 @@
     python bench/safety.py --standin             # without the policy node (development stand-in, no walking)
     python bench/safety.py --robot go1           # the Go1's subset over UDP (the monitor as the link's gateway)
 
-Each scenario starts go2_sim, policy_node and safety_monitor as separate processes on DDS
-domain --domain (loopback), stands the robot up, walks it at 0.5 m/s, injects one fault and
+Each scenario starts a rehearsal session (surrogait_rehearsal.harness.session: go2_sim, estimator_node,
+safety_monitor and policy_node, each with its package's parameters file, as the demo and the robot run them)
+on DDS domain --domain (loopback), stands the robot up, walks it at 0.5 m/s, injects one fault and
 measures from an independent unitree_sdk2py subscriber in this process: time from the fault
 to the first damping LowCmd on rt/lowcmd (target ≤ 60 ms; on the Go1, the first damping LowCmd the
 simulated robot accepted, from its tap), limit violations on the wire
@@ -143,7 +144,8 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    from surrogait_rehearsal.harness.fault_suite import GO1_SCENARIOS, SCENARIOS
+    from surrogait_core.robot_links import DDS, robot_link
+    from surrogait_rehearsal.harness.fault_suite.injections import ROBOT_SCENARIOS, SCENARIOS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domain", type=int, default=45)
@@ -164,14 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=ROOT / "runs" / "bench_safety")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--name", default="safety", help="results file stem")
-    ap.add_argument("--rt-priority", type=int, default=10,
+    ap.add_argument("--realtime-priority", type=int, default=10,
                     help="SCHED_FIFO priority of the rehearsal processes and this recorder, as on a robot's control "
                          "computer (needs root; 0 = normal scheduling)")
     args = ap.parse_args(argv)
     args.policy = args.policy or PRETRAINED / f"{args.robot}_trot.onnx"
     if args.scenarios is None:
-        args.scenarios = list(GO1_SCENARIOS if args.robot == "go1" else SCENARIOS)
-    if args.robot == "go1" and args.standin:
+        args.scenarios = list(ROBOT_SCENARIOS[args.robot])
+    if args.standin and robot_link(args.robot).protocol != DDS:
         print("bench/safety: --standin is a Go2 DDS stand-in; the Go1 suite runs the policy node", file=sys.stderr)
         return 2
     if not args.policy.exists():
@@ -182,25 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["ROS_DOMAIN_ID"] = str(args.domain)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
-
-    from surrogait_core.runtime.realtime import try_realtime
-    from surrogait_rehearsal.harness.fault_suite import (
-        BringUpError,
-        TapRecorder,
-        WireRecorder,
-        run_baseline,
-        run_scenario,
-    )
-    from surrogait_rehearsal.harness.nodes import go1_ports
+    from surrogait_core.runtime.realtime import enter_realtime
+    from surrogait_rehearsal.harness.fault_suite.observers import observe_wire
+    from surrogait_rehearsal.harness.fault_suite.run import BringUpError, run_baseline, run_scenario
     from surrogait_rehearsal.harness.operator import Operator
 
-    boosted = try_realtime(args.rt_priority)
-    if args.robot == "go1":
-        recorder = TapRecorder(go1_ports(args.domain).tap)
-    else:
-        ChannelFactoryInitialize(args.domain, "lo")
-        recorder = WireRecorder(args.domain)
+    boosted = enter_realtime(args.realtime_priority)
+    recorder = observe_wire(args.robot, args.domain)
     ros = Operator(args.domain, name="fault_suite")
     results = []
     baseline = None
@@ -208,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline and not args.standin:
             try:
                 baseline = run_baseline(args.domain, args.workdir / "baseline", ros, recorder, args.policy,
-                                        rt_priority=args.rt_priority if boosted else 0, robot=args.robot)
+                                        realtime_priority=args.realtime_priority if boosted else 0, robot=args.robot)
             except Exception as e:
                 baseline = {"scenario": "baseline_no_fault", "ok": False, "error": f"{type(e).__name__}: {e}"}
             print(json.dumps(baseline), flush=True)
@@ -221,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                                      args.policy, STANDIN if args.standin else None,
                                      walk_vx=0.5 if args.phase == "walk" else None,
                                      try_reset=name in ("estop_service", "kill9_policy"),
-                                     rt_priority=args.rt_priority if boosted else 0, robot=args.robot)
+                                     realtime_priority=args.realtime_priority if boosted else 0, robot=args.robot)
                 except BringUpError as e:  # the fault was never injected: start the scenario again
                     failed_bring_ups.append(str(e)[:300])
                     if len(failed_bring_ups) <= args.bring_up_retries:
@@ -241,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             "policy": "development stand-in (standing only)" if args.standin
             else str(args.policy.relative_to(ROOT) if args.policy.is_relative_to(ROOT) else args.policy),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "priority": f"SCHED_FIFO {args.rt_priority}" if boosted else "normal scheduling",
+            "priority": f"SCHED_FIFO {args.realtime_priority}" if boosted else "normal scheduling",
             "command": "python bench/safety.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     meta.update(provenance([args.policy]))  # commit, policy_sha256: docs/results.md tells stale figures by them
     args.out.mkdir(parents=True, exist_ok=True)

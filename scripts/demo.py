@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="switch gait while walking: rehearses the shipped multi-gait policy (or --policy) "
                              "without training, since the demo's minutes train a trot only")
     args, rehearsal_args = parser.parse_known_args(argv)
-    if args.simulator != "mujoco" and args.robot != "go2":
-        parser.error(f"--simulator {args.simulator} rehearses the Go2 only")  # before minutes of training
+    if (refusal := rehearsal.simulator_refusal(args.robot, args.simulator)) is not None:
+        parser.error(refusal)  # before minutes of training
     run_dir = (args.run_dir or rehearsal.default_run_dir()).resolve()
     rehearsal_args += ["--run-dir", str(run_dir), "--robot", args.robot, "--simulator", args.simulator]
     rehearsal_args += ["--quick"] if args.quick else []

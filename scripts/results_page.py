@@ -144,6 +144,14 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def policy_bytes(data: bytes) -> bytes:
+    """A policy file's content without its provenance entry, which never changes what the policy does: a file that
+    got its provenance after it was measured is still the file measured (surrogait_core.policy.provenance)."""
+    from surrogait_core.policy.provenance import without_provenance
+
+    return without_provenance(data)
+
+
 # ------------------------------------------------------------------------------------------ provenance
 @dataclass
 class PolicyStatus:
@@ -179,7 +187,7 @@ class Provenance:
         self.now_by_hash: dict[str, str] = {}
         for p in sorted(self.tracked):
             if p.endswith(".onnx") and (root / p).is_file():
-                data = (root / p).read_bytes()
+                data = policy_bytes((root / p).read_bytes())
                 self.now_by_hash.setdefault(sha256(data), p)
                 self.now_by_hash.setdefault(hashlib.md5(data).hexdigest(), p)
 
@@ -245,12 +253,14 @@ class Provenance:
         name = f"`{p.name}`" if path in self.tracked or len(p.parts) < 2 else f"`{p.parent.name}/{p.name}`"
         at_commit = self.git.blob(fp.commit, path) if fp.commit else None
         current_file = self.root / path
-        current = sha256(current_file.read_bytes()) if path in self.tracked and current_file.is_file() else None
+        present = path in self.tracked and current_file.is_file()
+        current_bytes = policy_bytes(current_file.read_bytes()) if present else None
+        current = sha256(current_bytes) if current_bytes is not None else None
         if path in fp.recorded_sha256:
             measured, how = fp.recorded_sha256[path], "recorded"
         elif path in fp.recorded_md5:
             recorded_md5 = fp.recorded_md5[path]
-            if current and hashlib.md5(current_file.read_bytes()).hexdigest() == recorded_md5:
+            if current and hashlib.md5(current_bytes).hexdigest() == recorded_md5:
                 return PolicyStatus(path, "current", f"{name} sha256 {current[:12]} (md5 recorded)")
             if current is None and self.now_by_hash.get(recorded_md5):
                 moved = f"moved to `{self.now_by_hash[recorded_md5]}`"
@@ -258,7 +268,7 @@ class Provenance:
             text = f"{name} md5 {recorded_md5[:12]} (recorded); not the file now"
             return PolicyStatus(path, "STALE", text + self.replaced(fp, path) + self.now_at(recorded_md5))
         elif at_commit is not None:
-            measured, how = sha256(at_commit), "git"
+            measured, how = sha256(policy_bytes(at_commit)), "git"
         else:
             measured, how = None, ""
         if path not in self.tracked and at_commit is None:
@@ -522,11 +532,24 @@ def rehearsal_cpu_share(d: dict) -> Iterator[Row]:
 
 def gpu_scaling(d: dict) -> Iterator[Row]:
     for r in d["runs"]:
-        raw = r["raw_physics_steps_per_s"] / 1e3
-        text = f"{d['device']}, {r['num_envs']} robots: raw MJX {raw:.1f} k physics steps/s"
+        parts = []
+        if "raw_physics_steps_per_s" in r:
+            parts.append(f"raw MJX {r['raw_physics_steps_per_s'] / 1e3:.1f} k physics steps/s")
         if "trainer_share_of_raw" in r:
-            text += f"; trainer {r['trainer_share_of_raw']:.2f} of raw"
-        yield Row(text, no_policy="no policy")
+            parts.append(f"trainer {r['trainer_share_of_raw']:.2f} of raw")
+        if "resident_share_of_raw" in r:
+            parts.append(f"device-resident trainer {r['resident_trainer_physics_steps_per_s'] / 1e3:.1f} k "
+                         f"({r['resident_share_of_raw']:.2f} of raw)")
+        if "host_trainer_physics_steps_per_s" in r:
+            parts.append(f"host-roundtrip trainer {r['host_trainer_physics_steps_per_s'] / 1e3:.1f} k")
+        yield Row(f"{d['device']}, {r['num_envs']} robots: " + "; ".join(parts), no_policy="no policy")
+    walk = d.get("time_to_walk")
+    if walk:
+        first = walk["first_walk"]
+        yield Row(f"{d['device']}, {walk['num_envs']} robots: "
+                  + (f"walks after {first['train_s']} s of training" if first
+                     else f"did not walk within {walk['budget_s']:g} s of training"),
+                  no_policy="the policy it trains, not kept")
 
 
 def bridge_stop_stalls(d: dict) -> Iterator[Row]:
@@ -556,7 +579,7 @@ SECTIONS: list[tuple[str, str, list[tuple[str, Callable[[dict], Iterator[Row]]]]
      "is what they measured).", [
         ("train_to_walk", train_to_walk), ("trainer_throughput", trainer_throughput),
         ("sample_efficiency", sample_efficiency), ("surrogate_ablation", surrogate_ablation),
-        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling),
+        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling), ("gpu_walk", gpu_scaling),
         ("skill_levers", skill_levers)]),
     ("Policies in simulation", "The trainer's evaluation path (the policy node's runner and onnxruntime on "
      "batched MuJoCo robots).", [

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests/ folde
 
 from estimator.synthetic_robot import SyntheticRobot  # noqa: E402
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
-from surrogait_core.runtime.realtime import try_realtime  # noqa: E402
+from surrogait_core.runtime.realtime import enter_realtime  # noqa: E402
 from surrogait_core.wire import go2_wire  # noqa: E402
 
 DT = 0.002
@@ -47,7 +47,7 @@ def main() -> int:
     ap.add_argument("--realtime-priority", type=int, default=0,
                     help="SCHED_FIFO priority, as the robot's firmware publishes (0: normal scheduling)")
     args = ap.parse_args()
-    try_realtime(args.realtime_priority)  # where permitted; a late stream shows as gaps to the estimator
+    enter_realtime(args.realtime_priority)  # where permitted; a late stream shows as gaps to the estimator
 
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher
     from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_

@@ -1,6 +1,7 @@
-"""Rehearsal: the real simulator process + estimator_node over DDS; the robot lies, then is stood up by PD over
-the SDK. What the safety monitor relies on: the odometry height follows the robot through the stand-up, and its
-z variance (pose.covariance[14]) says "do not use" (>= 1 m^2) until the estimate has converged."""
+"""Rehearsal: the real simulator process + estimator_node over DDS (a rehearsal session of the two, each with its
+package's parameters file); the robot lies, then is stood up by PD over the SDK. What the safety monitor relies
+on: the odometry height follows the robot through the stand-up, and its z variance (pose.covariance[14]) says
+"do not use" (>= 1 m^2) until the estimate has converged."""
 
 import time
 
@@ -8,25 +9,31 @@ import numpy as np
 import pytest
 
 from estimator.conftest import as_received, paired, wait_truth
-from surrogait_rehearsal.harness.nodes import ready_line
+from surrogait_rehearsal.harness.session import Session, SessionConfig
 
 Z_VAR = 14  # pose.covariance index of var(z)
 TRUSTED_Z_STD_M = 0.05  # the monitor uses the odometry height only below this std
-# Scheduled as in the rehearsal's parameters files (SCHED_FIFO where permitted: the simulator stands in for
-# the robot's real-time firmware): the height is then trusted whenever the node keeps up. Under normal
-# scheduling on a machine loaded by other work, the stream and the node run late and the node rightly says so.
-SIM_PRIORITY, NODE_PRIORITY = 30, 15
+# Scheduled by the packages' parameters files (SCHED_FIFO where permitted, the simulator above the estimator:
+# the simulator stands in for the robot's real-time firmware): the height is then trusted whenever the node
+# keeps up. Under normal scheduling on a machine loaded by other work, the stream and the node run late and the
+# node rightly says so.
 
 
 @pytest.mark.rehearsal
 def test_estimator_joining_while_the_robot_lies_distrusts_its_height_until_it_stands_then_tracks_within_2_cm(
-        tmp_path, dds_domain, start_node, probe, run_script):
-    sim = start_node("go2_sim", {"dds_domain": dds_domain, "initial_pose": "lying",
-                                 "sched_fifo_priority": SIM_PRIORITY})
-    sim.wait_for_log(ready_line("go2_sim"))
-    wait_truth(probe, 30)  # rt/lowstate is streaming: the estimator subscribes mid-stream, as in the demo
-    est = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})
-    est.wait_for_log(ready_line("estimator_node"))
+        tmp_path, dds_domain, probe, run_script):
+    config = SessionConfig(tmp_path, domain=dds_domain, nodes=("estimator_node",), sim_log=False, niceness=None,
+                           params={"go2_sim": {"initial_pose": "lying"}}, operator_name="estimator_test")
+    with Session(config, log=lambda _: None) as session:
+        # the estimator starts once the simulator's stream runs: it subscribes mid-stream, as in the demo
+        session.start()
+        session.wait_ready()
+        check_standing_rehearsal(tmp_path, probe, run_script, session.group["go2_sim"],
+                                 session.group["estimator_node"])
+
+
+def check_standing_rehearsal(tmp_path, probe, run_script, sim, est):
+    """The estimator lying, then through the stand-up and standing, as the probe records it."""
     deadline = time.monotonic() + 30.0
     while len(probe.odom) < 100:
         assert time.monotonic() < deadline, f"no odometry:\n{est.log}"

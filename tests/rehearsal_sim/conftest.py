@@ -34,7 +34,7 @@ def start_sim(tmp_path, dds_domain):
 
     def start(wait: bool = True, **params) -> Child:
         # SCHED_FIFO (where permitted) keeps the simulator in real time on a busy 2-core machine.
-        sim = group.start_node("go2_sim", {"dds_domain": dds_domain, "sched_fifo_priority": 30, **params})
+        sim = group.start_node("go2_sim", {"dds_domain": dds_domain, "realtime_priority": 30, **params})
         if wait:
             sim.wait_for_log(ready_line("go2_sim"), 30.0)
         return sim

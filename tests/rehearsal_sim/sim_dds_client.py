@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_core.runtime.realtime import enter_realtime
 from surrogait_core.wire import go2_wire
 
 
@@ -34,15 +35,12 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=2.0)
     ap.add_argument("--bad-crc", action="store_true")
     ap.add_argument("--rate-hz", type=float, default=50.0, help="LowCmd rate in stand mode (and the loop's)")
-    ap.add_argument("--fifo", type=int, default=20, help="SCHED_FIFO priority where permitted (0: normal)")
+    ap.add_argument("--realtime-priority", type=int, default=20,
+                    help="SCHED_FIFO priority where permitted (0: normal)")
     args = ap.parse_args()
-    if args.fifo:
-        # Like the simulator in these tests: on a busy 2-core machine a normal-priority receiver
-        # falls behind a 500 Hz stream and would measure its own lag, not the simulator's rate.
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.fifo))
-        except (OSError, AttributeError):
-            pass
+    # Like the simulator in these tests: on a busy 2-core machine a normal-priority receiver
+    # falls behind a 500 Hz stream and would measure its own lag, not the simulator's rate.
+    enter_realtime(args.realtime_priority)
 
     from unitree_sdk2py.core.channel import ChannelFactoryInitialize, ChannelPublisher, ChannelSubscriber
     from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
@@ -141,6 +139,6 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     # The report is out; skip interpreter teardown, where cyclonedds-python with a live listener
-    # thread occasionally crashes (as the simulator does, see go2_sim_node.main).
+    # thread occasionally crashes (as the simulator does, see surrogait_rehearsal.sim.mujoco.node.main).
     sys.stdout.flush()
     os._exit(0)

@@ -139,7 +139,7 @@ def test_the_shipped_policy_walks_at_1_m_s_through_the_bridge_core_at_its_lowest
     the bridge sends them: PD at MIN_CONTROL_RATE_HZ from the state one physics step old, the force held until the
     next cycle. Joint speeds and commanded torques stay inside the safety monitor's limits at 1.0 m/s (measured:
     0.74 of the speed limit, 1.19 of the torque's 1.5). The processes add jitter to this; the floor itself comes
-    from the rehearsals through them (gazebo_bridge_config)."""
+    from the rehearsals through them (sim.gazebo.bridge_config)."""
     from surrogait_core.policy.onnx_policy import OnnxPolicy
     from surrogait_core.policy.policy_controller import ControllerConfig, PolicyController
     from surrogait_core.policy.policy_fsm import PolicyState

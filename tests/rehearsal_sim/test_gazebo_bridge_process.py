@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.harness.nodes import ready_line
 from surrogait_rehearsal.harness.processes import ProcessGroup
+from surrogait_rehearsal.harness.session import Session, SessionConfig
 from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms
 
 SPEC = load_robot_spec("go2")
@@ -29,18 +29,23 @@ pytestmark = pytest.mark.rehearsal
 
 @pytest.fixture
 def gazebo_side(tmp_path, dds_domain):
-    """start(**standin_params) -> (stand-in, bridge), both ready, on this test's domain; killed at teardown."""
-    group = ProcessGroup(tmp_path / "logs", dds_domain, config_dir=tmp_path)
+    """start(**standin_params) -> (stand-in, bridge), both up, on this test's domain: the Gazebo side of a rehearsal
+    session (its packages' parameters files), with no deployment node; killed at teardown."""
+    sessions = []
 
     def start(**standin_params):
-        standin = group.start_node("gz_standin", standin_params, package_params=True)
-        standin.wait_for_log(ready_line("gz_standin"), 60.0)
-        bridge = group.start_node("gazebo_bridge", {"dds_domain": dds_domain}, package_params=True)
-        bridge.wait_for_log(ready_line("gazebo_bridge"), 60.0)
-        return standin, bridge
+        config = SessionConfig(tmp_path, domain=dds_domain, simulator="gazebo-standin", nodes=(), sim_log=False,
+                               niceness=None, params={"gz_standin": standin_params}, operator_name="bridge_test")
+        session = Session(config, log=lambda _: None)
+        sessions.append(session)
+        session.start()
+        session.wait_ready()
+        return session.group["gz_standin"], session.group["gazebo_bridge"]
 
     yield start
-    group.kill_all()
+    for session in sessions:
+        session.group.kill_all()
+        session.stop()
 
 
 def thread_names(pid: int) -> set[str]:

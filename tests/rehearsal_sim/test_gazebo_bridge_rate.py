@@ -8,7 +8,7 @@ publishes cost ~150 µs as messages and ~115 µs as bytes of the publishing thre
 threads' share (a whole process: ~34 µs a message object against ~13 µs as bytes). A whole bridge
 cycle (take the joint state, PD, 12 publishes; IMU, foot wrenches and a LowState on every other
 cycle) measured ~0.6-1 ms under that load, so 500 Hz, the default control_rate_hz, costs the bridge
-~40 % of a core (gazebo_bridge_config, launch/README.md "Gazebo rehearsal").
+~40 % of a core (sim.gazebo.bridge_config, launch/README.md "Gazebo rehearsal").
 
 The assertion leaves room for a loaded machine: the 12 publishes must fit in a quarter of the
 default rate's period (the lower quartile: what a cycle costs when it is not preempted).

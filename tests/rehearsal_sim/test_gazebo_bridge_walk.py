@@ -27,46 +27,49 @@ physics step (2 ms) after the state it comes from and holds it ~2 ms, and the po
 250 Hz instead of 500: well inside the 0-20 ms of action delay the shipped policy was trained with (its
 20 ms-delay evaluation has vx RMSE 0.175), so it must meet the same limit. Measured here: 0.11-0.14.
 The walk is also the test of the rate: below 250 Hz of PD it tripped the monitor's joint-speed limit
-(gazebo_bridge_config).
+(sim.gazebo.bridge_config).
 
 Two stacks. `bridge_and_policy` (stand-in, bridge, policy node) is the bridge's contract with the
-control path: it runs everywhere, CI's 2-core machine included. `full_deployment` adds the estimator
-and the safety monitor, as the demo runs it; it needs 3 CPUs (gazebo_rehearsal.
-MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores the five real-time processes leave 1-2 % idle, and Linux
-stops the real-time threads of a saturated core for up to 50 ms, which the monitor and the policy node
-rightly call faults (failed 2 of 5 CI runs so). It is skipped there, saying so; the monitor and the
-estimator on a real-time wire are exercised by the MuJoCo rehearsal's tests on every machine.
+control path, at the package rates. `full_deployment` adds the estimator and the safety monitor, as the
+demo runs it, and runs on 2 cores (CI's machine) at half the rate: at the package rates the five
+real-time processes need 172 % of 2 cores (bench/results/rehearsal_cpu_share_standin_full.md, 5-6 % idle),
+and Linux answers a saturated core by stopping its real-time threads for up to 50 ms a second
+(bench/results/rt_stall_probe_saturated.md), which the monitor and the policy node rightly call faults
+(it failed 2 of 5 CI runs so). For this test only, the stand-in publishes joint states at 250 Hz and the
+bridge's PD runs at 250 Hz (MIN_CONTROL_RATE_HZ, sim.gazebo.bridge_config), and the estimator runs at
+normal scheduling (the monitor trusts its height only while it says it is fresh, and uses the legs
+otherwise): the stack then takes 146 % of the 2 cores, 124 % of it real-time
+(bench/results/rehearsal_cpu_share_standin_full_2cores.md), and walked 5 of 5 runs with no fault on a
+machine shared with other jobs (load average ~10). The package rates are tested by `bridge_and_policy`.
 """
 
 import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.harness.gazebo import MIN_CPUS_FULL_STANDIN_REHEARSAL, usable_cpus
 from surrogait_rehearsal.harness.operator import SessionError
 from surrogait_rehearsal.harness.session import Session, SessionConfig, walk_test_segments
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
+from surrogait_rehearsal.sim.gazebo.bridge_config import DEFAULT_CONTROL_RATE_HZ, MIN_CONTROL_RATE_HZ
 
 DOMAIN = 59  # unused elsewhere in tests/
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments, as the MuJoCo rehearsal (docstring)
-BRIDGE_RATE_HZ = 500.0  # the package default (gazebo_bridge.yaml), as the demo runs it
 SEGMENTS = walk_test_segments()
-
-
-STACKS = {  # name: (deployment nodes beside the stand-in and the bridge, CPUs it needs)
-    "bridge_and_policy": (("policy_node",), 1),
-    "full_deployment": (("estimator_node", "safety_monitor", "policy_node"), MIN_CPUS_FULL_STANDIN_REHEARSAL),
+# 2 cores: half the Gazebo-side rate and an estimator at normal scheduling for the whole stack (docstring).
+HALF_RATE = {"gz_standin": {"joint_state_rate_hz": MIN_CONTROL_RATE_HZ},
+             "gazebo_bridge": {"control_rate_hz": MIN_CONTROL_RATE_HZ},
+             "estimator_node": {"realtime_priority": 0}}
+STACKS = {  # name: (deployment nodes beside the stand-in and the bridge, their parameters, the bridge's rate)
+    "bridge_and_policy": (("policy_node",), {}, DEFAULT_CONTROL_RATE_HZ),
+    "full_deployment": (("estimator_node", "safety_monitor", "policy_node"), HALF_RATE, MIN_CONTROL_RATE_HZ),
 }
 
 
 @pytest.mark.rehearsal
 @pytest.mark.parametrize("stack", list(STACKS))
 def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, stack):
-    nodes, cpus_needed = STACKS[stack]
-    if usable_cpus() < cpus_needed:
-        pytest.skip(f"{stack} needs {cpus_needed} CPUs, this machine gives {usable_cpus()}: five real-time "
-                    "processes saturate 2 cores (module docstring)")
-    config = SessionConfig(tmp_path, domain=DOMAIN, simulator="gazebo-standin", nodes=nodes,
+    nodes, params, bridge_rate_hz = STACKS[stack]
+    config = SessionConfig(tmp_path, domain=DOMAIN, simulator="gazebo-standin", nodes=nodes, params=params,
                            operator_name="surrogait_demo")
     with Session(config) as session:
         try:
@@ -98,7 +101,7 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, 
     # The bridge judged every LowCmd (CRC, head, level flag) and dropped none, kept its rate, and never saw
     # Gazebo go silent.
     assert bridge_status["lowcmd_dropped"] == "0" and int(bridge_status["lowcmd_accepted"]) > 500 * 10
-    assert float(bridge_status["loop_rate_hz"]) > 0.9 * BRIDGE_RATE_HZ, bridge_status
+    assert float(bridge_status["loop_rate_hz"]) > 0.9 * bridge_rate_hz, bridge_status
     assert bridge_status["gazebo_state"] == "fresh" and bridge_status["input_errors"] == "0"
     with np.load(standin_log) as log:
         assert np.all(np.abs(log["joint_tau"]) <= load_robot_spec("go2").joint_torque_limit + 1e-9)

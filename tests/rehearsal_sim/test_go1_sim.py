@@ -307,7 +307,7 @@ def session(tmp_path_factory) -> Session:
 
         sim = group.start_node("go1_sim", {
             "udp_port": SIM_PORT, "udp_tap_port": TAP_PORT, "duration_s": 20.0, "log_path": str(log_path),
-            "sched_fifo_priority": 30})
+            "realtime_priority": 30})
         sim.wait_for_log(READY_LINE, 30.0)
         assert lowstate_enabled.wait_for_service(timeout_sec=10.0)
         t0 = time.monotonic()

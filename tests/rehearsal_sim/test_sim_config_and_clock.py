@@ -48,8 +48,8 @@ def test_a_missing_interface_is_refused_with_the_list_of_real_ones():
     ({"video_path": "robot.avi"}, "mp4"),
     ({"log_path": "log.csv"}, "npz"),
     ({"dds_domain": 300}, "dds_domain"),
-    ({"sched_fifo_priority": 120}, "sched_fifo_priority"),
-    ({"sched_fifo_priority": 10, "realtime_factor": 0.0}, "monopolise"),
+    ({"realtime_priority": 120}, "realtime_priority"),
+    ({"realtime_priority": 10, "realtime_factor": 0.0}, "monopolise"),
     ({"no_such_param": 1}, "unknown parameters"),
 ])
 def test_bad_values_say_what_is_wrong(params, match):

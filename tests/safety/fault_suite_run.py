@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from surrogait_rehearsal.harness.nodes import NODES, SESSION_PARAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,3 +33,24 @@ def run_fault_suite(out: Path, args: list[str], timeout_s: float) -> tuple[dict[
     report = out / "safety.json"
     assert report.exists(), f"no report written (exit {proc.returncode}):\n{log[-4000:]}"
     return {r["scenario"]: r for r in json.loads(report.read_text())["results"]}, log
+
+
+def package_params(name: str) -> dict:
+    """The parameters in node `name`'s package parameters file."""
+    return yaml.safe_load(NODES[name].params_file.read_text())[name]["ros__parameters"]
+
+
+def beyond_the_session(name: str, params: dict) -> dict:
+    """What differs from node `name`'s package file, other than a session's link, policy and record paths
+    (harness.nodes.SESSION_PARAMS)."""
+    package = package_params(name)
+    return {k: v for k, v in params.items() if k not in SESSION_PARAMS and package.get(k, "<not in the file>") != v}
+
+
+def check_started_with_package_files(workdir: Path, nodes: tuple[str, ...]) -> None:
+    """The parameters files a scenario's session started its nodes with (<workdir>/config) are their packages'
+    files, with only the session's link, policy and record paths over them."""
+    for name in nodes:
+        params = yaml.safe_load((workdir / "config" / f"{name}.yaml").read_text())[name]["ros__parameters"]
+        assert beyond_the_session(name, params) == {}, (workdir, name)
+        assert set(package_params(name)) <= set(params), (workdir, name)

@@ -18,14 +18,14 @@ import numpy as np
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire import go1_wire
-from surrogait_rehearsal.harness.fault_suite import TapRecorder
+from surrogait_rehearsal.harness.fault_suite.observers import TapRecorder
 
 SPEC = load_robot_spec("go1")
 
 # The observer in a process of its own, so that this test can stop it (SIGSTOP) while a copy arrives.
 OBSERVER = textwrap.dedent("""
     import json, sys, time
-    from surrogait_rehearsal.harness.fault_suite import TapRecorder
+    from surrogait_rehearsal.harness.fault_suite.observers import TapRecorder
     tap = TapRecorder(int(sys.argv[1]))
     print("ready", flush=True)
     sys.stdin.read()

@@ -1,8 +1,9 @@
 """The Go1's fault subset in rehearsal: the safety monitor as the gateway of the UDP link.
 
 go1_sim (the Go1's end of the unitree_legged_sdk UDP link), safety_monitor (the gateway: the only
-socket to the robot) and policy_node (the shipped Go1 policy, the SDK's UDP class) run as
-separate processes on 127.0.0.1 ports of ROS domain 43; bench/safety.py stands the robot up, walks
+socket to the robot), estimator_node (LowState forwarded by the gateway) and policy_node (the shipped Go1
+policy, the SDK's UDP class) run as separate processes on 127.0.0.1 ports of ROS domain 43, each with its
+package's parameters file; bench/safety.py stands the robot up, walks
 it, injects the fault and judges it from the simulator's tap: a copy of every LowCmd the
 simulated robot accepted and every LowState it sent. The whole subset is `bench/safety.py --robot go1`.
 """
@@ -10,7 +11,7 @@ simulated robot accepted and every LowState it sent. The whole subset is `bench/
 from pathlib import Path
 
 import pytest
-from fault_suite_run import run_fault_suite
+from fault_suite_run import check_started_with_package_files, run_fault_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 43
@@ -54,3 +55,11 @@ def test_a_dead_policy_node_is_damped_by_the_monitor(suite_results):
     r = results["kill9_policy"]
     assert r["first_cause"] == "policy_silent" and r["who_damped"] == "monitor", r
     assert r["stiff_commands_after_first_damping"] == 0, r
+
+
+@pytest.mark.rehearsal
+def test_the_suite_ran_the_nodes_with_their_packages_parameters_files(suite_results):
+    results, _ = suite_results
+    for r in results.values():
+        check_started_with_package_files(Path(r["workdir"]), ("go1_sim", "estimator_node", "safety_monitor",
+                                                              "policy_node"))

@@ -2,7 +2,8 @@
 
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety import default_thresholds
-from surrogait_rehearsal.harness.fault_suite import SCENARIOS, SILENCE_CAUSES
+from surrogait_rehearsal.harness.fault_suite.evaluation import SILENCE_CAUSES
+from surrogait_rehearsal.harness.fault_suite.injections import SCENARIOS
 
 ISSUE_FAULTS = {"kill9_policy", "sigstop_policy", "lowstate_stopped", "nan_policy_output", "command_beyond_limit",
                 "push_tilt", "estop_topic", "estop_service", "estop_gamepad"}

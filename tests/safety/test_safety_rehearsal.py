@@ -1,9 +1,10 @@
 """Rehearsal: representative faults with the real processes on real DDS (the full suite is bench/safety.py).
 
-go2_sim, policy_node (the shipped policy) and safety_monitor run as separate processes on DDS
-domain 42 (loopback); the suite stands the robot up, injects the fault and judges it from an
-independent unitree_sdk2py subscriber on rt/lowcmd. It runs as its own process (bench/safety.py)
-so its DDS participant and rclpy context never mix with other tests'.
+go2_sim, estimator_node, safety_monitor and policy_node (the shipped policy) run as separate processes on
+DDS domain 42 (loopback), each with its package's parameters file as on the robot (a rehearsal Session); the
+suite stands the robot up, injects the fault and judges it from an independent raw DDS reader of rt/lowcmd.
+It runs as its own process (bench/safety.py), so its DDS participant and rclpy context never mix with other
+tests'.
 
 The faults are injected while the policy walks (WALK, cmd_vel 0.5 m/s): the shipped policy is
 preliminary (it trots but does not yet meet "walks"), but it exercises the policy in WALK.
@@ -12,7 +13,7 @@ preliminary (it trots but does not yet meet "walks"), but it exercises the polic
 from pathlib import Path
 
 import pytest
-from fault_suite_run import run_fault_suite
+from fault_suite_run import check_started_with_package_files, run_fault_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 42
@@ -65,3 +66,11 @@ def test_reset_only_when_lying_still(suite_results):
             assert not reset["early"]["accepted"], f"{scenario}: reset accepted while falling: {reset}"
         assert reset["final"]["accepted"], f"{scenario}: reset refused while lying still: {reset}"
         assert reset["safety_state_after"].get("state") == "OK"
+
+
+@pytest.mark.rehearsal
+def test_the_suite_ran_the_nodes_with_their_packages_parameters_files(suite_results):
+    results, _ = suite_results
+    for r in results.values():
+        check_started_with_package_files(Path(r["workdir"]), ("go2_sim", "estimator_node", "safety_monitor",
+                                                              "policy_node"))

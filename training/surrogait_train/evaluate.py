@@ -33,6 +33,7 @@ import torch
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.terrain import CELL_M, COURSE_END_X
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gaits import GAITS
@@ -214,11 +215,8 @@ def evaluate_policy(
         judged = judge.running  # neither fallen nor past the finish
         outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
         excess = np.maximum(excess, np.max(outside[judged], axis=0, initial=0.0))
-        # power: |tau * dq| summed over joints, tau from the PD law and torque limits
-        tau = np.clip(
-            kp * (targets - st["joint_pos"]) - kd * st["joint_vel"],
-            -env.spec.joint_torque_limit, env.spec.joint_torque_limit,
-        )  # fmt: skip
+        # power: |tau * dq| summed over joints, tau from the motor drivers' law and torque limits
+        tau = pd_torque(kp, kd, targets, st["joint_pos"], st["joint_vel"], torque_limit=env.spec.joint_torque_limit)
         v_b, w_b = st["base_lin_vel_b"], st["base_ang_vel_b"]
         if t >= settle:
             err = np.stack([v_b[:, 0] - cmds_t[:, 0], v_b[:, 1] - cmds_t[:, 1], w_b[:, 2] - cmds_t[:, 2]], -1)

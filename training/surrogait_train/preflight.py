@@ -23,6 +23,7 @@ import numpy as np
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.safety.thresholds import default_thresholds
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.conditions import EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.state import robot_state_from_mujoco
@@ -148,10 +149,10 @@ def preflight(
         speed = np.maximum(speed, np.max(np.where(live, np.abs(dq) / speed_limit, 0.0), axis=(0, 1)))
         # the monitor judges each LowCmd's kp·(q*−q) − kd·dq with the newest LowState; the q the drivers see
         # at each PD step stands in for it
-        tau_cmd = kp * (targets[:, None, :] - q) - kd * dq
+        tau_cmd = pd_torque(kp, kd, targets[:, None, :], q, dq)
         torque_cmd = np.maximum(torque_cmd, np.max(np.where(live, np.abs(tau_cmd) / torque_cmd_limit, 0.0),
                                                    axis=(0, 1)))
-        tau = np.clip(tau_cmd, -th.joint_torque_limit, th.joint_torque_limit)  # what the motors deliver
+        tau = pd_torque(kp, kd, targets[:, None, :], q, dq, torque_limit=th.joint_torque_limit)  # what they deliver
         for k in range(substeps):
             saturated_s = np.where(np.abs(tau[:, k]) >= saturated_at, saturated_s + DRIVER_PD_DT_S, 0.0)
             longest_saturated_s = max(longest_saturated_s, float(np.max(saturated_s[alive], initial=0.0)))

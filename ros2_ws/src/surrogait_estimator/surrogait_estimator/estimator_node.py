@@ -58,9 +58,10 @@ from surrogait_core.inputs.foot_force import (
     unloaded_step,
 )
 from surrogait_core.inputs.sample_clock import SampleClock
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node, spin_until
 from surrogait_core.wire import go1_wire
 from surrogait_core.wire.go2_wire import LowStateView
@@ -124,18 +125,17 @@ class EstimatorNode(Node):
         self.create_service(Trigger, interfaces.SRV_CALIBRATE_FEET_UNLOADED, self._on_calibrate_unloaded)
         self.create_service(Trigger, interfaces.SRV_CALIBRATE_FEET_STANDING, self._on_calibrate_standing)
 
-        if config.realtime_priority and not try_realtime(config.realtime_priority):
-            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
-        if config.robot == "go1":
+        enter_realtime(config.realtime_priority, self.get_logger())
+        self.link = robot_link(config.robot)
+        self.lowstate_name = self.link.lowstate
+        if self.link.protocol == UDP:  # forwarded by the safety monitor, the link's gateway
             self._stream, self.decode = self._open_go1_lowstate(config.udp_lowstate_port), go1_wire.decode_lowstate
-            self.lowstate_name = "LowState"
             source = f"Go1 LowState on UDP {LOOPBACK}:{config.udp_lowstate_port} (forwarded by the safety monitor)"
         else:
             self._stream, self.decode = self._open_dds_lowstate(config)
             from surrogait_core.wire.go2_lowstate_layout import LowStateCrc
 
             self._crc = LowStateCrc()
-            self.lowstate_name = "rt/lowstate"
             source = f"rt/lowstate on DDS domain {config.dds_domain} ({config.network_interface})"
         self.get_logger().info(
             f"state estimator for {config.robot}: {source} -> {interfaces.ODOM} every {config.publish_decimation} "
@@ -455,7 +455,7 @@ class EstimatorNode(Node):
         self._diag_pub.publish(arr)
 
     def _source_hint(self) -> str:
-        if self.config.robot == "go1":
+        if self.link.protocol == UDP:
             return (f"UDP {LOOPBACK}:{self.config.udp_lowstate_port} (does the safety monitor run and forward "
                     "the robot's LowState to this port?)")
         return f"DDS domain {self.config.dds_domain}, interface {self.config.network_interface}"

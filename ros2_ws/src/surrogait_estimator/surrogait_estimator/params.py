@@ -12,8 +12,16 @@ from collections.abc import Mapping
 
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
 from surrogait_core.inputs.foot_force import DEFAULT_CALIBRATION_DIR, FOOT_FORCE_UNITS, RAW
+from surrogait_core.robot_links import DDS, robot_link
 from surrogait_core.robot_spec import ROBOTS
-from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    check_interface,
+    check_realtime_priority,
+    param,
+    parameter_table,
+    read_params,
+)
 from surrogait_core.wire import go1_wire
 
 
@@ -100,8 +108,7 @@ class EstimatorNodeConfig:
             raise ParamError(f"gait_schedule_timeout_s {self.gait_schedule_timeout_s} must be > 0")
         if self.publish_decimation < 1:
             raise ParamError(f"publish_decimation {self.publish_decimation} must be >= 1")
-        if not 0 <= self.realtime_priority <= 99:
-            raise ParamError(f"realtime_priority {self.realtime_priority} must be in 0..99")
+        check_realtime_priority(self.realtime_priority)
         for name in ("diagnostics_rate_hz", "lowstate_timeout_s", "catch_up_budget_s", "orientation_std_rad",
                      "gyro_std_radps"):
             if not getattr(self, name) > 0.0:
@@ -113,7 +120,7 @@ class EstimatorNodeConfig:
             self.estimator  # noqa: B018  (built once here, so that its own checks run at start)
         except ValueError as e:
             raise ParamError(str(e)) from e
-        if self.robot == "go2":  # the Go1's LowState comes over loopback, whatever the interface
+        if robot_link(self.robot).protocol == DDS:  # a UDP link's LowState comes over loopback, from the gateway
             check_interface(self.network_interface)
 
     @functools.cached_property

@@ -13,8 +13,15 @@ import math
 from collections.abc import Mapping
 
 from surrogait_core.inputs.foot_force import DEFAULT_CALIBRATION_DIR, FOOT_FORCE_UNITS, RAW
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import ROBOTS
-from surrogait_core.runtime.node_params import ParamError, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    param,
+    parameter_table,
+    read_params,
+    realtime_priority_problem,
+)
 from surrogait_core.wire import go1_wire
 from surrogait_core.wire.network_interface import interface_problem, udp_peer_problem
 
@@ -93,7 +100,7 @@ class PolicyNodeParams:
             problems.append("policy_path is empty: set it to an exported policy (.onnx)")
         if not 0 <= self.dds_domain <= 232:
             problems.append(f"dds_domain {self.dds_domain} is outside 0..232")
-        if self.robot == "go1":
+        if self.robot in ROBOTS and robot_link(self.robot).protocol == UDP:
             problems += self._go1_problems()
         elif (problem := interface_problem(self.network_interface)) is not None:
             problems.append(problem)
@@ -105,8 +112,8 @@ class PolicyNodeParams:
             problems.append(f"command_rate_hz {self.command_rate_hz:g} is outside {COMMAND_RATE_RANGE_HZ[0]:g}.."
                             f"{COMMAND_RATE_RANGE_HZ[1]:g} Hz (the Go2's motor drivers expect a stream of "
                             "hundreds of Hz; 500 is the vendor examples' rate)")
-        if not 0 <= self.realtime_priority <= 99:
-            problems.append(f"realtime_priority must be in 0..99, got {self.realtime_priority}")
+        if (problem := realtime_priority_problem(self.realtime_priority)) is not None:
+            problems.append(problem)
         if self.damping_kd <= 0:
             problems.append(f"damping_kd must be positive (damping needs kd > 0), got {self.damping_kd}")
         if self.foot_force_units not in FOOT_FORCE_UNITS:

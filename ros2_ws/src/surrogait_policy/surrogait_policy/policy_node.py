@@ -24,7 +24,6 @@ Run: `policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/p
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -60,7 +59,7 @@ from surrogait_core.policy.policy_fsm import PolicyState
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.control_loop import DeadlineScheduler, LoopStats, Tick
-from surrogait_core.runtime.realtime import freeze_startup_objects
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_policy.params import (
     PARAMETERS,  # noqa: F401  (the node's parameter table, read by the launch-file test)
@@ -180,7 +179,10 @@ class PolicyNode(Node):
         self._link = open_link(self.params, MotorTargets.damping(self.params.damping_kd), self.scheduler.period_s,
                                self.get_logger().info)
         if self.params.realtime_priority:
-            self._set_process_realtime(self.params.realtime_priority - 1)
+            # Every thread of this process (ROS executor, DDS) one step below the control thread. The control
+            # thread needs the GIL; if a normal-priority thread holding it were preempted by other processes, the
+            # real-time thread would wait on it (priority inversion through the GIL).
+            enter_realtime(max(1, self.params.realtime_priority - 1), self.get_logger())
         frozen = freeze_startup_objects()
         self.get_logger().info(f"{frozen} start-up objects frozen out of garbage collection")
         self._thread.start()
@@ -202,8 +204,8 @@ class PolicyNode(Node):
             self.get_logger().info(self.controller.dry_run.report(self.controller.runner.contract.control_dt_s))
 
     def _control_loop(self) -> None:
-        if self.params.realtime_priority:
-            self._set_realtime_priority(self.params.realtime_priority)
+        # The control loop preempts other processes (and this process's other threads) when its deadline comes.
+        enter_realtime(self.params.realtime_priority, self.get_logger(), this_thread_only=True)
         self.scheduler.start()
         source_time_s = None  # the state's stamp: its publisher's clock (Go2 DDS), its receipt here (Go1 UDP)
         targets = MotorTargets.damping(self.params.damping_kd)  # until the first controller cycle
@@ -247,27 +249,6 @@ class PolicyNode(Node):
                 latency = time.time() - source_time_s
             self.stats.record(tick, written - tick.wake_s, inference_s, latency)
             self._after_lowcmd(tick, state)
-
-    def _set_process_realtime(self, priority: int) -> None:
-        # Every thread of this process (ROS executor, DDS) one step below the control thread. The
-        # control thread needs the GIL; if a normal-priority thread holding it were preempted by
-        # other processes, the real-time thread would wait on it (priority inversion through the GIL).
-        tids = [int(t) for t in os.listdir("/proc/self/task")]
-        try:
-            for tid in tids:
-                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(max(1, priority)))
-        except (PermissionError, OSError) as e:
-            self.get_logger().warn(f"cannot make the process real-time ({e}); only the control thread will try")
-
-    def _set_realtime_priority(self, priority: int) -> None:
-        # Linux applies the policy to the calling thread only: the control loop preempts other
-        # processes (and this process's other threads) when its deadline comes.
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-            self.get_logger().info(f"control thread runs SCHED_FIFO priority {priority}")
-        except (PermissionError, OSError) as e:
-            self.get_logger().warn(f"cannot set SCHED_FIFO priority {priority} ({e}); running with normal "
-                                   "scheduling (grant CAP_SYS_NICE or run as root for a steadier loop)")
 
     # ---- ROS side -----------------------------------------------------------------------------
     def _after_lowcmd(self, tick: Tick, state: PolicyState) -> None:

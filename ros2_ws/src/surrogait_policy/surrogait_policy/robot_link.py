@@ -14,6 +14,7 @@ import numpy as np
 from surrogait_core.inputs.preflight import FOLDED_JOINT_POS, FOLDED_TOLERANCE_RAD, PreflightCapture
 from surrogait_core.policy.policy_controller import MotorTargets, PolicyController
 from surrogait_core.policy.policy_fsm import PolicyState
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.wire.latest_lowstate import LatestLowState, LowStateSample
 from surrogait_core.wire.lowstate_capture import LowStateCapture
 from surrogait_policy.lowcmd_writer import LowCmdWriter
@@ -102,7 +103,7 @@ def open_link(params: PolicyNodeParams, damping: MotorTargets, command_period_s:
               log: Callable[[str], None]) -> RobotLink:
     """The link to `params.robot`, up. The Go1's is up once the robot answers: until then it streams
     `damping` every `command_period_s` (LinkError if nothing answers within robot_reply_timeout_s)."""
-    if params.robot == "go1":
+    if robot_link(params.robot).protocol == UDP:
         from surrogait_policy.go1_link import open_go1_link
 
         return open_go1_link(params, damping, command_period_s, log)

@@ -41,7 +41,7 @@ from surrogait_rehearsal.harness.gazebo import GazeboUnavailable, gazebo_command
 from surrogait_rehearsal.harness.host_steal import StealSampler
 from surrogait_rehearsal.harness.nodes import REPO_ROOT, rehearsal_robot, shipped_policy_path, sim_node
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
-from surrogait_rehearsal.harness.session import GAZEBO_SIMULATORS, SIMULATORS, Session, SessionConfig
+from surrogait_rehearsal.harness.session import SIMULATORS, Session, SessionConfig, simulator_refusal
 from surrogait_rehearsal.report import RunFiles, build_report
 
 ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course
@@ -123,9 +123,12 @@ def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     return shipped_policy_path(args.robot), "the shipped policy (no --policy given)"
 
 
-def node_params(args: argparse.Namespace) -> dict[str, dict]:
-    """The demo's own choices over the session's parameters: the MuJoCo simulator's motor model and terrain."""
-    return {sim_node(args.robot): {"motor_model": args.motor_model, "terrain": args.terrain}}
+def session_config(args: argparse.Namespace, run_dir: Path, policy: Path) -> SessionConfig:
+    """The demo's rehearsal: the session's own (the packages' parameters files, the link, the records in `run_dir`),
+    with the video, the policy node's loop timing, and the MuJoCo simulator's motor model and terrain as asked."""
+    return SessionConfig(run_dir, domain=args.domain, robot=args.robot, simulator=args.simulator, policy=policy,
+                         params={sim_node(args.robot): {"motor_model": args.motor_model, "terrain": args.terrain}},
+                         video=not args.no_video, timing_log=True, operator_name="surrogait_demo")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -160,8 +163,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.terrain != "flat" and args.simulator != "mujoco":
         parser.error("--terrain is the MuJoCo rehearsal's (go2_sim / go1_sim); the Gazebo worlds are flat")
-    if args.simulator in GAZEBO_SIMULATORS and args.robot != "go2":
-        parser.error(f"--simulator {args.simulator} rehearses the Go2 only (the Go1's UDP wire has no Gazebo bridge)")
+    if (refusal := simulator_refusal(args.robot, args.simulator)) is not None:
+        parser.error(refusal)
     return args
 
 
@@ -197,9 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if (note := terrain_note(args.terrain, args.robot)) is not None:
         say(note)
 
-    config = SessionConfig(run_dir, domain=args.domain, robot=args.robot, simulator=args.simulator, policy=policy,
-                           params=node_params(args), video=not args.no_video, timing_log=True,
-                           operator_name="surrogait_demo")
+    config = session_config(args, run_dir, policy)
     wire = rehearsal_robot(args.robot).wire(args.domain)
     say(f"[2/4] rehearsal processes ({args.robot} in {args.simulator}: {wire}; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0

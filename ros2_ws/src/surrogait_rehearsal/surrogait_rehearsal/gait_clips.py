@@ -1,7 +1,7 @@
 """Short videos of each gait, cut from a rehearsal's recording (issue 14: a clip per gait for the README).
 
 A clip is re-rendered from the simulator's recording (sim_log.npz: base pose and joint angles at the
-record rate) by the rehearsal's own renderer (`sim_video`), so it shows exactly the window asked for
+record rate) by the rehearsal's own renderer (`sim.video`), so it shows exactly the window asked for
 whatever frames the live video skipped. The window is chosen on the session's clock (the operator's:
 segments and gait changes) and found on the simulation's through the ground truth's stamps, which the
 simulator also records (`stamp_unix_s`).

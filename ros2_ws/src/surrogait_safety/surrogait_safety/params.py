@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 
+from surrogait_core.robot_links import robot_link
 from surrogait_core.robot_spec import ROBOTS
-from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    check_interface,
+    check_realtime_priority,
+    param,
+    parameter_table,
+)
 from surrogait_core.wire import go1_wire
 from surrogait_core.wire.network_interface import udp_peer_problem
 
@@ -46,10 +53,9 @@ class SafetyMonitorParams:
         """Values the monitor cannot run with raise ParamError (run by `read_params`)."""
         if self.robot not in ROBOTS:
             raise ParamError(f"parameter 'robot' is {self.robot!r}; expected one of {', '.join(ROBOTS)}")
-        if not 0 <= self.realtime_priority <= 99:
-            raise ParamError(f"parameter 'realtime_priority' must be an integer 0..99, got {self.realtime_priority!r}")
+        check_realtime_priority(self.realtime_priority)
         check_interface(self.network_interface)
-        if self.robot == "go1":
+        if robot_link(self.robot).monitor_is_gateway:
             if (problem := udp_peer_problem(self.network_interface, self.udp_robot_ip)) is not None:
                 raise ParamError(f"parameters 'network_interface' / 'udp_robot_ip': {problem}")
             ports = {"udp_robot_port": self.udp_robot_port, "udp_robot_local_port": self.udp_robot_local_port,

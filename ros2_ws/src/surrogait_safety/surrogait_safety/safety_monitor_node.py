@@ -37,10 +37,11 @@ from std_srvs.srv import Trigger
 
 from surrogait_core import interfaces
 from surrogait_core.policy.contract import ContractError, read_contract
+from surrogait_core.robot_links import robot_link
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects, try_realtime
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import declare_params, run_node
 from surrogait_core.safety import FaultLog, SafetyMonitor, ThresholdError, thresholds_from_params
 from surrogait_core.safety.base_height import LegKinematicsHeight, monitor_base_height
@@ -106,8 +107,7 @@ class SafetyMonitorNode(Node):
         super().__init__(NODE_NAME)
         self._read_params()
         # The watchdog must not be starved into false "stale" verdicts (or late real ones).
-        if self.params.realtime_priority and not try_realtime(self.params.realtime_priority):
-            self.get_logger().warning("cannot use SCHED_FIFO (needs root or CAP_SYS_NICE); normal scheduling")
+        enter_realtime(self.params.realtime_priority, self.get_logger())
         self.lock = threading.Lock()
         self.monitor = SafetyMonitor(self.th, self.params.allow_lowstate_without_crc)
         self.height_from_legs = LegKinematicsHeight(self.spec)
@@ -123,7 +123,7 @@ class SafetyMonitorNode(Node):
         self.counts = {"lowstate": 0, "lowcmd": 0, "lowcmd_repeated": 0, "lowcmd_dropped": 0, "own_damping": 0}
         self._cmd_repeats = RepeatFilter()
         self.gateway: Go1Gateway | None = None
-        if self.spec.name == "go1":
+        if self.link.monitor_is_gateway:
             self._open_go1_gateway()
         else:
             self._open_go2_wire()
@@ -156,7 +156,7 @@ class SafetyMonitorNode(Node):
 
     def _wire_name(self) -> str:
         p = self.params
-        if self.spec.name == "go1":
+        if self.link.monitor_is_gateway:
             return (f"UDP 127.0.0.1:{p.udp_policy_port} (policy node) <-> {p.udp_robot_ip}:{p.udp_robot_port} "
                     f"(robot) from port {p.udp_robot_local_port}")
         return f"DDS domain {p.dds_domain} ({p.network_interface})"
@@ -205,6 +205,7 @@ class SafetyMonitorNode(Node):
         """The parameter table, then the `thresholds.` group (defaults from the robot model) and the contract."""
         self.params = p = declare_params(self, SafetyMonitorParams, checked_elsewhere=(THRESHOLD_PREFIX,))
         self.spec = load_robot_spec(p.robot)
+        self.link = robot_link(p.robot)
         self.log_path = expand_log_path(p.fault_log_path)
         defaults = default_thresholds(self.spec)
         dynamic = ParameterDescriptor(dynamic_typing=True)
@@ -238,7 +239,7 @@ class SafetyMonitorNode(Node):
         p = self.params
         wire = ({"udp_robot": f"{p.udp_robot_ip}:{p.udp_robot_port}", "udp_robot_local_port": p.udp_robot_local_port,
                  "udp_policy_port": p.udp_policy_port, "udp_estimator_port": p.udp_estimator_port}
-                if self.spec.name == "go1" else {"dds_domain": p.dds_domain})
+                if self.link.monitor_is_gateway else {"dds_domain": p.dds_domain})
         return {"robot": self.spec.name, **wire, "network_interface": p.network_interface,
                 "check_rate_hz": p.check_rate_hz, "policy_path": p.policy_path,
                 "control_period_s": self.th.control_period_s, "thresholds": th,

@@ -56,6 +56,26 @@ def read_provenance(onnx_path: Path | str) -> dict | None:
     return None
 
 
+def without_provenance(data: bytes) -> bytes:
+    """An ONNX file's bytes without its provenance entry: what a policy does, whatever its history says.
+
+    Writing provenance into a file that had none and stripping it again gives back the original bytes, so
+    measurements recorded by content hash before a file got its provenance still name it (scripts/results_page.py,
+    bench/provenance.py). Bytes that are not an ONNX model, or carry no provenance, come back unchanged."""
+    import onnx
+
+    try:
+        model = onnx.load_from_string(data)
+    except Exception:  # not an ONNX model: nothing to strip
+        return data
+    if not any(p.key == PROVENANCE_KEY for p in model.metadata_props):
+        return data
+    kept = [p for p in model.metadata_props if p.key != PROVENANCE_KEY]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    return model.SerializeToString()
+
+
 def describe(provenance: dict | None) -> str:
     """One line for reports: learner, stages, seeds, samples, wall-clock, commit."""
     if not provenance:

@@ -64,6 +64,19 @@ def read_params(cls: type[T], values: Mapping[str, object]) -> T:
     return params
 
 
+def realtime_priority_problem(priority: int) -> str | None:
+    """Why `realtime_priority` cannot be used (None: it can): every process's SCHED_FIFO priority, 0..99."""
+    if not 0 <= priority <= 99:
+        return f"realtime_priority {priority} must be in 0..99 (0 = normal scheduling)"
+    return None
+
+
+def check_realtime_priority(priority: int) -> None:
+    """Refuse a `realtime_priority` outside 0..99 (ParamError)."""
+    if (problem := realtime_priority_problem(priority)) is not None:
+        raise ParamError(problem)
+
+
 def check_interface(name: str) -> None:
     """Refuse a DDS network interface that this machine does not have (ParamError listing the ones it has)."""
     if (problem := interface_problem(name)) is not None:

@@ -1,25 +1,55 @@
-"""Real-time scheduling, and no long garbage-collector pauses, for the processes that keep a robot safe."""
+"""Real-time scheduling, and no long garbage-collector pauses, for the processes that keep a robot safe.
+
+`enter_realtime` is how every process of the stack goes real-time (the nodes, the simulators, the Gazebo bridge
+and its stand-in, the rehearsal harness's children), from one parameter, `realtime_priority`.
+"""
 
 from __future__ import annotations
 
 import gc
 import os
+from typing import Protocol
 
 
-def try_realtime(priority: int) -> bool:
-    """Run this process (and the threads it starts later) under SCHED_FIFO at `priority`.
+class _Logger(Protocol):
+    def info(self, message: str) -> object: ...
 
-    A robot's control computer runs its control stack with real-time priority; on a shared
-    machine other jobs' load otherwise shows up as 50-300 ms silences of the simulator and the
-    nodes, which the safety monitor rightly calls faults. False where not permitted (not root).
+    def warning(self, message: str) -> object: ...
+
+
+def enter_realtime(priority: int, logger: _Logger | None = None, *, this_thread_only: bool = False) -> bool:
+    """Run this process under SCHED_FIFO at `priority` (1..99; 0: leave it as it is); False where not permitted.
+
+    A robot's control computer runs its control stack with real-time priority; on a shared machine other jobs'
+    load otherwise shows up as 50-300 ms silences of the simulator and the nodes, which the safety monitor
+    rightly calls faults. Linux sets a policy per thread, and a thread inherits it only from the thread that
+    creates it; rclpy and the DDS libraries start their threads (discovery, receive) before a node reads its
+    parameters, and a loop that waits for their messages stalls with them when they are starved. So every
+    current thread of the process is moved (threads started later by any of them inherit it).
+
+    `this_thread_only`: the calling thread alone (the policy node's control thread, one step above the rest of
+    its process). Where not permitted (needs root or CAP_SYS_NICE) it says so on `logger` and changes nothing.
     """
     if priority <= 0:
         return False
+    tids = [0] if this_thread_only else [int(t) for t in os.listdir("/proc/self/task")]
+    moved = 0
     try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-        return True
-    except (PermissionError, OSError):
+        for tid in tids:
+            try:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
+                moved += 1
+            except ProcessLookupError:
+                continue  # a thread that ended meanwhile
+    except OSError as e:  # PermissionError without root or CAP_SYS_NICE
+        if logger is not None:
+            logger.warning(f"cannot use SCHED_FIFO priority {priority} ({e.strerror or e}); normal scheduling "
+                           "(root or CAP_SYS_NICE gives a steadier loop)")
         return False
+    if logger is not None:
+        what = "this thread" if this_thread_only else f"{moved} threads"
+        logger.info(f"running under SCHED_FIFO priority {priority} ({what})")
+    return True
 
 
 def freeze_startup_objects() -> int:

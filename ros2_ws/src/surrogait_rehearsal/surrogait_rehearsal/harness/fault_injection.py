@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core.policy.contract import read_contract
+from surrogait_core.robot_links import robot_link
 from surrogait_core.robot_spec import load_robot_spec
 
 NAN_TRIGGER_KEY = "surrogait.fault_injection"
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tool == "nan-policy":
             print(make_nan_policy(args.src, args.dst, args.vx_trigger))
             return 0
-        if args.robot == "go1":
+        if robot_link(args.robot).monitor_is_gateway:  # the rogue sends to the gateway, where the policy node does
             if not args.udp_port:
                 raise ValueError("--robot go1 needs --udp-port (the safety monitor's udp_policy_port)")
             return run_rogue_go1(args.udp_port, args.joint, args.target, args.rate)

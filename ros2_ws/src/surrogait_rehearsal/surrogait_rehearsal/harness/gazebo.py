@@ -27,7 +27,8 @@ ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "co
 # the monitor got lighter: bench/results/rehearsal_cpu_share_standin_full.md), all of it real-time. Linux answers a
 # saturated core by stopping its real-time threads for up to 50 ms a second to run the others
 # (measured with a SCHED_FIFO 99 probe: 40-54 ms stalls), and the policy node and the monitor rightly
-# call those gaps faults. Fewer CPUs than this: the rehearsal runs, with a warning that it may fail so.
+# call those gaps faults. Fewer CPUs than this at the package rates: the rehearsal runs, with a warning that it
+# may fail so; at 250 Hz on the Gazebo side it fits 2 cores (tests/rehearsal_sim/test_gazebo_bridge_walk.py).
 MIN_CPUS_FULL_STANDIN_REHEARSAL = 3
 
 

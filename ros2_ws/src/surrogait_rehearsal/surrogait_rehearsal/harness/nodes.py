@@ -50,6 +50,14 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
 )}
 # The robot's own stack, as launch/<robot>_robot.launch.py starts it (and every rehearsal beside its simulator).
 DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
+# What a rehearsal session sets over a package's parameters file, and nothing else: the link that puts every
+# process on the rehearsal's wire, the policy file, and where a node records.
+SESSION_PARAMS = frozenset({
+    "robot", "dds_domain", "network_interface", "udp_host", "udp_port", "udp_tap_port", "udp_robot_ip",
+    "udp_robot_port", "udp_robot_local_port", "udp_policy_port", "udp_estimator_port", "udp_peer_ip",
+    "udp_peer_port", "udp_local_port", "udp_lowstate_port", "policy_path", "fault_log_path", "log_path",
+    "video_path", "timing_log_path",
+})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +116,7 @@ class RehearsalRobot:
     ready_lines: Mapping[str, str]  # each node's log line once it is up on this robot's link
     link: Callable[[int], dict[str, dict]]  # domain -> each node's link parameters
     wire: Callable[[int], str]  # domain -> where the rehearsal's wire runs, in words
+    gazebo: bool  # the Gazebo bridge plays this robot's wire (a Gazebo rehearsal exists)
 
 
 REHEARSAL_ROBOTS: dict[str, RehearsalRobot] = {robot.name: robot for robot in (
@@ -115,11 +124,12 @@ REHEARSAL_ROBOTS: dict[str, RehearsalRobot] = {robot.name: robot for robot in (
                    {"go2_sim": "Go2 simulator:", "gz_standin": "Gazebo stand-in:", "gazebo_bridge": "Gazebo bridge:",
                     "estimator_node": "state estimator for go2", "safety_monitor": "watching rt/lowstate",
                     "policy_node": "unitree_sdk2 DDS domain"},
-                   _go2_link, lambda domain: f"DDS domain {domain} on lo"),
+                   _go2_link, lambda domain: f"DDS domain {domain} on lo", gazebo=True),
     RehearsalRobot("go1", "go1_sim",
                    {"go1_sim": "Go1 simulator:", "estimator_node": "state estimator for go1",
                     "safety_monitor": "gateway ", "policy_node": "unitree_legged_sdk UDP link to"},
-                   _go1_link, lambda domain: f"Go1 UDP on 127.0.0.1 ports {go1_ports(domain).robot}.."),
+                   _go1_link, lambda domain: f"Go1 UDP on 127.0.0.1 ports {go1_ports(domain).robot}..",
+                   gazebo=False),
 )}
 
 

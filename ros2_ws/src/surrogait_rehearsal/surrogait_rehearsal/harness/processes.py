@@ -191,9 +191,9 @@ class ProcessGroup:
             except OSError:
                 pass
         if self.realtime_priority > 0:
-            from surrogait_core.runtime.realtime import try_realtime
+            from surrogait_core.runtime.realtime import enter_realtime
 
-            try_realtime(self.realtime_priority)
+            enter_realtime(self.realtime_priority)
 
     def start(self, name: str, argv: list[str], *, boost: bool = True) -> Child:
         """Start `argv` as child `name` (made unique in the group), output to `<log_dir>/<name>.log`.

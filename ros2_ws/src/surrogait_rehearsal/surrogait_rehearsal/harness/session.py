@@ -51,6 +51,15 @@ Log = Callable[[str], None]
 WhileWalking = Callable[[ProcessGroup, Operator, threading.Event], None]
 
 
+def simulator_refusal(robot: str, simulator: str) -> str | None:
+    """Why `robot` cannot be rehearsed in `simulator` (None: it can)."""
+    if simulator not in SIMULATORS:
+        return f"simulator {simulator!r}: expected one of {', '.join(SIMULATORS)}"
+    if simulator in GAZEBO_SIMULATORS and not rehearsal_robot(robot).gazebo:
+        return f"--simulator {simulator} rehearses the Go2 only (the {robot}'s wire has no Gazebo bridge)"
+    return None
+
+
 def walk_test_segments() -> list[Segment]:
     """The rehearsal tests' and benches' walk: 0.5 m/s and 1.0 m/s straight ahead for 5 s each, then stop."""
     return [
@@ -118,10 +127,8 @@ class SessionConfig:
 
     def __post_init__(self) -> None:
         rehearsal_robot(self.robot)  # an unknown robot is refused here, naming the known ones
-        if self.simulator not in SIMULATORS:
-            raise ValueError(f"simulator {self.simulator!r}: expected one of {', '.join(SIMULATORS)}")
-        if self.simulator in GAZEBO_SIMULATORS and self.robot != "go2":
-            raise ValueError(f"the {self.simulator} rehearsal is the Go2's (the Go1's UDP wire has no Gazebo bridge)")
+        if (refusal := simulator_refusal(self.robot, self.simulator)) is not None:
+            raise ValueError(refusal)
         unknown = set(self.nodes) - set(DEPLOYMENT_NODES)
         if unknown:
             raise ValueError(f"nodes {sorted(unknown)}: a session's nodes are of {', '.join(DEPLOYMENT_NODES)}")
@@ -194,11 +201,14 @@ class Session:
             self._start_node(name, params[name])
         self.operator.wait_for("the simulator's ground truth", lambda: bool(self.operator.ground_truth),
                                GROUND_TRUTH_TIMEOUT_S[c.simulator], abort_on=self.group.why_dead)
-        if c.simulator == "gazebo-standin" and set(DEPLOYMENT_NODES) <= set(c.nodes) \
+        full_rate = "control_rate_hz" not in c.params.get("gazebo_bridge", {})
+        if c.simulator == "gazebo-standin" and set(DEPLOYMENT_NODES) <= set(c.nodes) and full_rate \
                 and usable_cpus() < MIN_CPUS_FULL_STANDIN_REHEARSAL:
-            self.log(f"  warning: the stand-in rehearsal with all three nodes needs {MIN_CPUS_FULL_STANDIN_REHEARSAL} "
-                     f"or more CPUs and this process may use {usable_cpus()}: expect real-time gaps that the monitor "
-                     "and the policy node call faults (harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL)")
+            self.log(f"  warning: the stand-in rehearsal with all three nodes at the package rates needs "
+                     f"{MIN_CPUS_FULL_STANDIN_REHEARSAL} or more CPUs and this process may use {usable_cpus()}: "
+                     "expect real-time gaps that the monitor and the policy node call faults; on 2 cores run the "
+                     "Gazebo side at 250 Hz as tests/rehearsal_sim/test_gazebo_bridge_walk.py does "
+                     "(harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL)")
         for name in self.node_names[len(self.simulator_nodes):]:
             self._start_node(name, params[name])
         return self.started

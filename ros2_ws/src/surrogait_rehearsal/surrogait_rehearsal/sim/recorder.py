@@ -5,8 +5,8 @@ every `flush_period_s` and on close, so a killed simulator still leaves a readab
 
 The simulator records from its real-time physics thread, and whatever that thread waits for, rt/lowstate
 waits for. Saving on it (arrays from every row so far, then the file) took 10 ms at 1,000 rows and 103 ms at
-10,000 (bench/sim_recorder_stall.py): with 500 Hz rows the safety monitor saw a dead robot (lowstate_stale)
-in 10 of 10 walks. Saving on a thread of the same process is no better: it shares the GIL, and a
+10,000 (bench/investigations/sim_recorder_stall.py): with 500 Hz rows the safety monitor saw a dead robot
+(lowstate_stale) in 10 of 10 walks. Saving on a thread of the same process is no better: it shares the GIL, and a
 normal-priority thread holding the GIL while real-time threads take its CPU stops the physics thread with
 it. So each row goes, as one fixed-size record, down a pipe to a writer process (`write_rows`, normal
 scheduling) that keeps the rows and saves the file; the physics thread only writes the record

@@ -105,7 +105,7 @@ def _render(scene_path: str, path: str, fps: float, width: int, height: int, tra
             terrain: str = "flat") -> None:
     """The child: read qpos frames from stdin until EOF, render and encode them; report on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Under a real-time parent (sched_fifo_priority) drop back to normal, low-priority scheduling:
+    # Under a real-time parent (realtime_priority) drop back to normal, low-priority scheduling:
     # a renderer that never sleeps must not starve the nodes (the safety monitor's staleness
     # checks above all); a skipped video frame costs nothing.
     try:

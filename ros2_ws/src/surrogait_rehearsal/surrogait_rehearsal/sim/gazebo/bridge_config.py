@@ -10,7 +10,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    check_interface,
+    check_realtime_priority,
+    param,
+    parameter_table,
+    read_params,
+)
 from surrogait_rehearsal.sim.gazebo.topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
 
 FOOT_FORCE_DIRECTIONS = {
@@ -65,7 +72,7 @@ class GazeboBridgeConfig:
     foot_force_topic: str = _topic("foot_force_topic")
     odometry_topic: str = _topic("odometry_topic")
     joint_force_topic: str = _topic("joint_force_topic")
-    sched_fifo_priority: int = param(0, "0 = normal scheduling; 1-99 = SCHED_FIFO at that priority (the bridge plays "
+    realtime_priority: int = param(0, "0 = normal scheduling; 1-99 = SCHED_FIFO at that priority (the bridge plays "
                                         "the robot's motor drivers; needs root or CAP_SYS_NICE, else a warning)")
 
     @classmethod
@@ -88,8 +95,7 @@ class GazeboBridgeConfig:
         if self.foot_force_measure_direction not in FOOT_FORCE_DIRECTIONS:
             raise ParamError(f"foot_force_measure_direction {self.foot_force_measure_direction!r}: expected one of "
                              f"{', '.join(FOOT_FORCE_DIRECTIONS)} (the SDF sensors' <measure_direction>)")
-        if not 0 <= self.sched_fifo_priority <= 99:
-            raise ParamError(f"sched_fifo_priority {self.sched_fifo_priority} must be in 0..99 (0 = normal)")
+        check_realtime_priority(self.realtime_priority)
         try:
             GazeboTopics.from_params(self)
         except TopicError as e:

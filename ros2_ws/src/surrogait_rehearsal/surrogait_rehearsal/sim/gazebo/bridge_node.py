@@ -3,7 +3,7 @@
     gazebo_bridge --ros-args --params-file config/gazebo_bridge.yaml
 
 Gazebo side (ROS topics that `ros_gz_bridge` carries, surrogait_bringup's config/gazebo/ros_gz_bridge.yaml;
-names are parameters, defaults in gazebo_topics):
+names are parameters, defaults in topics):
   takes  /model/go2/joint_states (JointState), /model/go2/imu (Imu), /model/go2/foot_force/<LEG>
          (WrenchStamped, foot frame), /model/go2/odometry (Odometry)
   sends  /model/go2/joint/<joint>/cmd_force (Float64, N·m) for the 12 joints
@@ -34,7 +34,7 @@ src/systems/apply_joint_force), so the PD runs at this loop's rate with a zero-o
 go2_sim's `motor_model: on_command`. Starting cycles on the state keeps the force one physics step
 behind the state it comes from; a free-running loop would add up to a period more.
 
-Rate (gazebo_bridge_config has the measurements). 500 Hz by default (Gazebo's joint-state rate in the Go2
+Rate (bridge_config has the measurements). 500 Hz by default (Gazebo's joint-state rate in the Go2
 SDF), 250-1000 Hz accepted. A cycle costs ~0.6-1 ms of CPU beside the rehearsal on this 2-core machine,
 so 500 Hz is ~40 % of a core; rclpy's generic message conversion would double that, which is why the
 inputs are polled (not executor callbacks: ~250 µs each) and read and written as CDR bytes (ros_cdr).
@@ -46,7 +46,7 @@ by default (the Go2 sends 500): the whole rehearsal then fits the machine's real
 Foot force. Each foot's force_torque sensor reads the wrench through the fixed foot joint in the foot's
 frame; rotated into the world with the IMU attitude and the leg's joint angles (MuJoCo kinematics of the
 MJCF), its vertical component (sign by `foot_force_measure_direction`) is the normal contact force on
-level ground, in newtons, as go2_sim reports it (gazebo_bridge_core.normal_foot_forces).
+level ground, in newtons, as go2_sim reports it (bridge_core.normal_foot_forces).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ from std_srvs.srv import SetBool
 from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.motor_driver_law import pd_torques
@@ -75,7 +75,6 @@ from surrogait_rehearsal.sim.gazebo.bridge_core import CyclePacer, GazeboState, 
 from surrogait_rehearsal.sim.gazebo.bridge_io import GazeboInputs, JointForceOutputs
 from surrogait_rehearsal.sim.gazebo.udp_participant import use_udp_alone_on_localhost
 from surrogait_rehearsal.sim.motor_driver import LowCmdGate
-from surrogait_rehearsal.sim.process_priority import enter_process_fifo
 from surrogait_rehearsal.sim.robot_side_inputs import RobotSideInputs
 
 NODE_NAME = "gazebo_bridge"
@@ -164,7 +163,7 @@ class GazeboBridgeNode(Node):
     # ---- the control loop ------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> int:
         # before the executor thread starts: it inherits the policy
-        enter_process_fifo(self.config.sched_fifo_priority, self.get_logger())
+        enter_realtime(self.config.realtime_priority, self.get_logger())
         executor = SingleThreadedExecutor(context=self.context)
         executor.add_node(self)
         spin = threading.Thread(target=executor.spin, name="ros_executor", daemon=True)

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 
-from surrogait_core.runtime.node_params import ParamError, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import ParamError, check_realtime_priority, param, parameter_table, read_params
 from surrogait_rehearsal.sim.gazebo.bridge_config import FOOT_FORCE_DIRECTIONS
 from surrogait_rehearsal.sim.gazebo.topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
 from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
@@ -42,7 +42,7 @@ class GzStandinConfig:
     joint_force_topic: str = _topic("joint_force_topic")
     realtime_factor: float = param(1.0, "simulated seconds per wall second (> 0: the bridge and the nodes run on "
                                         "wall-clock time)")
-    sched_fifo_priority: int = param(0, "0 = normal scheduling; 1-99 = SCHED_FIFO at that priority (needs root or "
+    realtime_priority: int = param(0, "0 = normal scheduling; 1-99 = SCHED_FIFO at that priority (needs root or "
                                         "CAP_SYS_NICE, else a warning)")
     duration_s: float = param(0.0, "stop after this much simulated time, s; 0 = run until SIGINT/SIGTERM")
     video_path: str = param("", "offscreen video (.mp4 or .gif); empty = no video")
@@ -71,8 +71,7 @@ class GzStandinConfig:
         if not self.realtime_factor > 0.0:
             raise ParamError(f"realtime_factor {self.realtime_factor} must be > 0: the bridge and the nodes keep "
                              "wall-clock time")
-        if not 0 <= self.sched_fifo_priority <= 99:
-            raise ParamError(f"sched_fifo_priority {self.sched_fifo_priority} must be in 0..99 (0 = normal)")
+        check_realtime_priority(self.realtime_priority)
         if self.duration_s < 0.0:
             raise ParamError(f"duration_s {self.duration_s} must be >= 0 (0 = until stopped)")
         if self.video_path and not self.video_path.endswith((".mp4", ".gif")):

@@ -1,6 +1,6 @@
 """The MuJoCo Go2 as Gazebo presents it to ROS: driven by joint forces, read out as Gazebo's sensors.
 
-ROS-free: the stand-in node (gz_standin_node) publishes what this reads and feeds it the forces it
+ROS-free: the stand-in node (standin_node) publishes what this reads and feeds it the forces it
 receives. The scene, start pose, IMU and its noise are go2_sim's (`Go2Sim`); what differs is the
 interface, which is Gazebo's:
 

@@ -12,7 +12,7 @@ bridge node (`gazebo_bridge`) and the deployment nodes behind it run as they wou
              `sensor_rate_hz`, all in simulated time and stamped with it; /model/go2/odometry
              (Odometry: world pose, body twist, frames world -> base_link) at `odometry_rate_hz`
   takes      /model/go2/joint/<joint>/cmd_force (Float64): the latest value per joint is held and applied
-             at every physics step (gz_standin_core), as gz-sim-apply-joint-force-system does
+             at every physics step (standin_core), as gz-sim-apply-joint-force-system does
 
 What it does not reproduce: Gazebo's physics engine and contact model, its stepping and sensor
 update schedule, ros_gz_bridge's conversion and its extra hop, the odometry publisher's velocity
@@ -39,14 +39,13 @@ from std_msgs.msg import Float64
 from surrogait_core.robot_spec import SDK_LEG_ORDER
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
-from surrogait_core.runtime.realtime import freeze_startup_objects
+from surrogait_core.runtime.realtime import enter_realtime, freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_rehearsal.sim.gazebo import ros_cdr
 from surrogait_rehearsal.sim.gazebo.polled_topics import PolledSubscription, command_qos
 from surrogait_rehearsal.sim.gazebo.standin_config import PARAMETERS, GzStandinConfig  # noqa: F401  (launch test)
 from surrogait_rehearsal.sim.gazebo.standin_core import ForceDrivenGo2
 from surrogait_rehearsal.sim.ground_truth_msg import fill_odometry
-from surrogait_rehearsal.sim.process_priority import enter_process_fifo
 from surrogait_rehearsal.sim.sim_time import SimTimeEvery
 
 NODE_NAME = "gz_standin"
@@ -153,7 +152,7 @@ class GzStandinNode(Node):
         from surrogait_rehearsal.sim.video import VideoRecorder
 
         config, robot, log = self.config, self.robot, self.get_logger()
-        enter_process_fifo(config.sched_fifo_priority, log)
+        enter_realtime(config.realtime_priority, log)
         dt = robot.model.opt.timestep
         recorder = SimRecorder(config.log_path, robot.sim, config.log_rate_hz) if config.log_path else None
         video = None

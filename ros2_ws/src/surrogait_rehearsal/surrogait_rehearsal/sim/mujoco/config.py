@@ -16,8 +16,16 @@ import functools
 import ipaddress
 from collections.abc import Mapping
 
+from surrogait_core.robot_links import DDS, robot_link
 from surrogait_core.robot_spec import ROBOTS
-from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
+from surrogait_core.runtime.node_params import (
+    ParamError,
+    check_interface,
+    check_realtime_priority,
+    param,
+    parameter_table,
+    read_params,
+)
 from surrogait_core.wire import go1_wire
 from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
 from surrogait_rehearsal.sim.wire_profile import GO2, PROFILES, WireProfile, WireProfileError
@@ -55,7 +63,7 @@ class SimNodeConfig:
     imu_acc_noise_std: float = param(0.05, "accelerometer noise, m/s^2")
     seed: int = param(0, "seed of the sensor noise")
     realtime_factor: float = param(1.0, "simulated seconds per wall second; 0 = as fast as possible")
-    sched_fifo_priority: int = param(0, "0 = normal scheduling; 1-99 = run under SCHED_FIFO at that priority, as "
+    realtime_priority: int = param(0, "0 = normal scheduling; 1-99 = run under SCHED_FIFO at that priority, as "
                                         "robot control processes do, so a busy machine does not slow the "
                                         "simulation (needs root or CAP_SYS_NICE)")
     duration_s: float = param(0.0, "stop after this much simulated time, s; 0 = run until SIGINT/SIGTERM")
@@ -75,9 +83,10 @@ class SimNodeConfig:
         """Values the simulator cannot run with raise ParamError (run by `read_params`)."""
         if self.robot not in ROBOTS:
             raise ParamError(f"robot {self.robot!r}: expected go2 (unitree_sdk2 DDS) or go1 (unitree_legged_sdk UDP)")
-        if self.robot == "go2" and not 0 <= self.dds_domain <= 232:
+        dds = robot_link(self.robot).protocol == DDS  # else UDP, the Go1's
+        if dds and not 0 <= self.dds_domain <= 232:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
-        if self.robot == "go1":
+        if not dds:
             self._validate_udp()
             if self.wire_profile != GO2:
                 raise ParamError(f"wire_profile {self.wire_profile!r} is for the Go2's DDS wire; the Go1 takes go2 "
@@ -91,7 +100,7 @@ class SimNodeConfig:
         except SimConfigError as e:
             raise ParamError(str(e)) from e
         physics_rate = 1.0 / self.sim.physics_dt_s
-        if self.robot == "go2" and not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
+        if dds and not 200.0 <= self.lowstate_rate_hz <= physics_rate + 1e-6:
             raise ParamError(f"lowstate_rate_hz {self.lowstate_rate_hz} must be in [200, {physics_rate:g}] "
                              "(at least 200 Hz, at most the physics rate)")
         for name in ("ground_truth_rate_hz", "log_rate_hz", "video_fps"):
@@ -99,10 +108,9 @@ class SimNodeConfig:
                 raise ParamError(f"{name} {getattr(self, name)} must be in (0, {physics_rate:g}]")
         if self.realtime_factor < 0.0:
             raise ParamError(f"realtime_factor {self.realtime_factor} must be >= 0 (0 = as fast as possible)")
-        if not 0 <= self.sched_fifo_priority <= 99:
-            raise ParamError(f"sched_fifo_priority {self.sched_fifo_priority} must be in 0..99 (0 = normal)")
-        if self.sched_fifo_priority and self.realtime_factor == 0.0:
-            raise ParamError("sched_fifo_priority with realtime_factor 0 would let a never-sleeping loop "
+        check_realtime_priority(self.realtime_priority)
+        if self.realtime_priority and self.realtime_factor == 0.0:
+            raise ParamError("realtime_priority with realtime_factor 0 would let a never-sleeping loop "
                              "monopolise a core: use normal scheduling to run as fast as possible")
         if self.duration_s < 0.0:
             raise ParamError(f"duration_s {self.duration_s} must be >= 0 (0 = until stopped)")
@@ -112,7 +120,7 @@ class SimNodeConfig:
             raise ParamError(f"log_path {self.log_path!r}: the recording is an .npz file, name it *.npz")
         if self.video_width < 16 or self.video_height < 16:
             raise ParamError(f"video size {self.video_width}x{self.video_height} is too small")
-        if self.robot == "go2":
+        if dds:
             check_interface(self.network_interface)
 
     def _validate_udp(self) -> None:

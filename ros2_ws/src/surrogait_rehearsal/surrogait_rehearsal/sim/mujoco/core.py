@@ -1,6 +1,6 @@
 """The simulated Go2: MuJoCo physics driven by the motors' PD (see motor_driver), read out as the robot's sensors.
 
-ROS-free and DDS-free: the node (`go2_sim_node`) feeds it LowCmds and publishes what it reads.
+ROS-free and DDS-free: the node (`sim.mujoco.node`) feeds it LowCmds and publishes what it reads.
 Arrays handed in or out are in SDK motor order (FR, FL, RR, RL × hip, thigh, calf); MuJoCo's
 qpos/qvel use the MJCF tree order (FL, FR, RL, RR) and are converted with the robot spec.
 """

@@ -1,4 +1,4 @@
-"""The rehearsal simulator as a Go1: `go2_sim_node`'s process, node name `go1_sim`, robot go1 by default.
+"""The rehearsal simulator as a Go1: `sim.mujoco.node`'s process, node name `go1_sim`, robot go1 by default.
 
     go1_sim --ros-args --params-file config/go1_sim.yaml
 

@@ -1,7 +1,7 @@
 """The rehearsal simulator process: a MuJoCo Go2 (or Go1) that speaks the robot's low-level protocol.
 
     go2_sim --ros-args --params-file config/go2_sim.yaml
-    go1_sim --ros-args --params-file config/go1_sim.yaml     (go1_sim_node: the same node, a Go1 by default)
+    go1_sim --ros-args --params-file config/go1_sim.yaml     (sim.mujoco.go1_node: the same node, a Go1 by default)
 
 Robot side, `robot: go2` (unitree_sdk2py, DDS domain `dds_domain` on `network_interface`):
 publishes rt/lowstate at `lowstate_rate_hz`, takes rt/lowcmd. `robot: go1` (no DDS at all): the
@@ -38,8 +38,10 @@ from sensor_msgs.msg import Joy
 from std_srvs.srv import SetBool
 
 from surrogait_core import interfaces
+from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
+from surrogait_core.runtime.realtime import enter_realtime
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.sim.ground_truth_msg import fill_odometry
@@ -152,21 +154,16 @@ class Go2SimNode(Node):
                 except OSError as e:
                     raise ParamError(f"{name} {path!r}: cannot create its folder ({e.strerror}); choose a writable "
                                      "path") from e
-        if config.sched_fifo_priority:
-            # Before any thread starts, so the DDS and ROS threads inherit it: a robot's control
-            # processes run real-time for the same reason.
-            try:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(config.sched_fifo_priority))
-                self.get_logger().info(f"running under SCHED_FIFO priority {config.sched_fifo_priority}")
-            except (OSError, AttributeError) as e:
-                self.get_logger().warning(f"cannot use SCHED_FIFO ({e}); running with normal scheduling")
+        # The robot's firmware keeps real time; a busy machine must not slow the simulated robot down.
+        enter_realtime(config.realtime_priority, self.get_logger())
         self.sim = Go2Sim(config.sim)
         self.gate = LowCmdGate()
         self.io = SimIO()
         dt = self.sim.model.opt.timestep
-        self.link = Go1UdpLink(config, self.gate, dt) if config.robot == "go1" else Go2DdsLink(config, dt)
+        link = robot_link(config.robot)
+        self.link = Go1UdpLink(config, self.gate, dt) if link.protocol == UDP else Go2DdsLink(config, dt)
         # What the fault injection stops, in the robot's terms.
-        self._lowstate_name = "LowState replies" if config.robot == "go1" else "rt/lowstate"
+        self._lowstate_name = f"{link.lowstate} replies" if link.protocol == UDP else link.lowstate
 
         self._odom_pub = self.create_publisher(Odometry, interfaces.SIM_GROUND_TRUTH, 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)

@@ -1,6 +1,6 @@
 """Whole-host stalls while walking: does the rehearsal ride through them, or does someone damp?
 
-    python bench/host_stall.py [--runs 3] [--stall-ms 110 200] [--stalls 3] [--name host_stall]
+    python bench/investigations/host_stall.py [--runs 3] [--stall-ms 110 200] [--stalls 3] [--name host_stall]
 
 A hypervisor can pause every vCPU of a VM at once; a CI run on this 2-core machine once damped after such
 a pause of 108 ms ("policy_stalled": the monitor saw the policy node's first command after it, a repeat of
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.harness.nodes import shipped_policy_path  # noqa: E402
@@ -29,7 +29,7 @@ from surrogait_rehearsal.harness.processes import ProcessGroup  # noqa: E402
 from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse  # noqa: E402
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 DOMAIN = 58
 STALL_EVERY_S = 1.0
 

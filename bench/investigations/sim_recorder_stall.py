@@ -1,6 +1,6 @@
 """How long the simulator's physics loop waits on its recording: the longest `SimRecorder.maybe_record` call.
 
-    python bench/sim_recorder_stall.py [--sim-seconds 20]
+    python bench/investigations/sim_recorder_stall.py [--sim-seconds 20]
 
 go2_sim and the Gazebo stand-in call `maybe_record` after every physics step (500 Hz) on their real-time
 thread; whatever it costs, rt/lowstate waits for. This steps the simulator (no processes, no DDS) in real time
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig  # noqa: E402
 from surrogait_rehearsal.sim.recorder import SimRecorder  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 
 
 def measure(rate_hz: float, sim_seconds: float, workdir: Path) -> dict:

@@ -1,6 +1,6 @@
 """How close a policy's joints come to their speed limits in rehearsal, recorded at the motor rate.
 
-    python bench/joint_speed_peaks.py [--robot go2] [--motor-model on_command] [--runs 5] [--policy P]
+    python bench/investigations/joint_speed_peaks.py [--robot go2] [--motor-model on_command] [--runs 5] [--policy P]
                                       [--stall-ms 30]
 
 The safety monitor's `joint_velocity` rule latches damping on a single rt/lowstate sample (500 Hz) over a
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
@@ -32,7 +32,7 @@ from surrogait_rehearsal.harness.processes import ProcessGroup  # noqa: E402
 from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse  # noqa: E402
 from surrogait_rehearsal.report import load_session, read_fault_log, simulator_metrics  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 DOMAIN = 57
 STALLS, STALL_EVERY_S, FIRST_STALL_AFTER_S = 5, 1.0, 3.0  # the first stall 3 s into the walk
 

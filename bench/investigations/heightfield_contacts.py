@@ -1,6 +1,6 @@
 """A flat height field is not a plane: contacts per foot and falls of walking policies, by grid cell.
 
-    python bench/heightfield_contacts.py [POLICY.onnx ...] [--cells 0.025 0.05 0.1 0.2]
+    python bench/investigations/heightfield_contacts.py [POLICY.onnx ...] [--cells 0.025 0.05 0.1 0.2]
         [--episodes 64] [--seconds 10] [--out bench/results/heightfield_contacts]
 
 MuJoCo collides a geom with a height field one grid triangle (a prism) at a time and keeps a contact for
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
+ROOT = Path(__file__).resolve().parents[2]
 PRETRAINED = Path("ros2_ws/src/surrogait_bringup/policies")  # relative to ROOT, where the bench runs from
 FLAT_DIFFICULTY = 1e-3  # the rough course at this level: heights within ±0.04 mm
 PLANE = "plane"
@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(p).is_file():
             ap.error(f"policy {p} not found (run from the repository root, {ROOT})")
     grounds: list[str | float] = [PLANE, *args.cells]
-    command = " ".join(["python bench/heightfield_contacts.py", shlex.join(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(["python bench/investigations/heightfield_contacts.py",
+                        shlex.join(argv if argv is not None else sys.argv[1:])])
     command = command.rstrip()
     report = {"machine": describe_machine(),
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "command": command,

@@ -1,6 +1,6 @@
 """How often a node hangs when the rehearsal stops it: the simulator and a node started and stopped, N times.
 
-    python bench/node_stops.py [--stops 40] [--node estimator_node] [--run-s 5]
+    python bench/investigations/node_stops.py [--stops 40] [--node estimator_node] [--run-s 5]
 
 Once (2026-12-04, the third session of scripts/gait_videos.py) the state estimator logged its "stopped" line
 and then did not exit: the harness killed it 33 s later and the demo ended NOT COMPLETED. This repeats what
@@ -22,21 +22,21 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.harness.nodes import DEPLOYMENT_NODES  # noqa: E402
 from surrogait_rehearsal.harness.session import Session, SessionConfig  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 GRACE_S = 30.0  # the demo's (ProcessGroup.stop_all's default)
 
 
 def one_stop(node: str, run_s: float, domain: int, work: Path) -> dict:
     # The nodes' built-in defaults and the simulator at SCHED_FIFO 30, as when the result was recorded.
     config = SessionConfig(work, domain=domain, nodes=(node,), params_files=False, sim_log=False, niceness=None,
-                           params={"go2_sim": {"sched_fifo_priority": 30}}, operator_name="node_stops")
+                           params={"go2_sim": {"realtime_priority": 30}}, operator_name="node_stops")
     session = Session(config, log=lambda _: None)
     try:
         session.start()
@@ -76,7 +76,7 @@ def main() -> int:
     stop_s = sorted(r["stop_s"] for r in stops)
     result = {"node": args.node, "stops": stops, "failed": failed, "run_s": args.run_s, "work_dir": str(work),
               "machine": machine, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "command": "python bench/node_stops.py " + " ".join(sys.argv[1:])}
+              "command": "python bench/investigations/node_stops.py " + " ".join(sys.argv[1:])}
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [

@@ -1,6 +1,6 @@
 """Does this machine stop even its highest-priority real-time threads? Why the Gazebo stand-in stack needs 3 CPUs.
 
-    sudo python bench/rt_stall_probe.py [--seconds 10] [--saturate]
+    sudo python bench/investigations/rt_stall_probe.py [--seconds 10] [--saturate]
 
 One SCHED_FIFO 99 thread pinned to each CPU sleeps 1 ms at a time and records every wake-up more than 5 ms
 late. Nothing of lower real-time priority can delay it; what can is the kernel handing a CPU that real-time
@@ -26,10 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 LATE_S = 0.005
 MACHINE_WIDE_MIN_S = 0.02  # a stall this long on every CPU at once is the whole machine's (see `machine_wide`)
 

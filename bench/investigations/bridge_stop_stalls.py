@@ -1,6 +1,6 @@
 """How often a hung Gazebo holds up the Gazebo bridge's motor loop: many SIGSTOPs of the stand-in, counted.
 
-    python bench/bridge_stop_stalls.py [--stops 250] [--stop-s 1.5] [--run-s 1.0] [--no-client]
+    python bench/investigations/bridge_stop_stalls.py [--stops 250] [--stop-s 1.5] [--run-s 1.0] [--no-client]
 
 The bridge's loop must keep running while Gazebo is silent: it notices the silence (state_timeout_s),
 stops rt/lowstate and logs "rt/lowstate stopped". `tests/rehearsal_sim/test_gazebo_bridge_process.py`
@@ -11,7 +11,8 @@ logged no lapse, and the stalls the bridge logged ("the control loop stalled for
 that blocks, while the stand-in is still stopped, it saves each process's threads (gdb, where installed)
 under the work folder, so the call that blocks can be read.
 Writes bench/results/bridge_stop_stalls.{json,md}. `bridge_stop_stalls_shm.*` is the run from before the bridge's
-participant went onto UDP alone (surrogait_rehearsal/udp_participant.py): 2 of 300 stops blocked, with the stacks.
+participant went onto UDP alone (surrogait_rehearsal/sim/gazebo/udp_participant.py): 2 of 300 stops blocked, with
+the stacks.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.harness.processes import child_env  # noqa: E402
 from surrogait_rehearsal.harness.session import Session, SessionConfig  # noqa: E402
 from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 CLIENT = ROOT / "tests" / "rehearsal_sim" / "sim_dds_client.py"
 LAPSE = "rt/lowstate stopped"
 
@@ -101,7 +102,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="bridge_stop_stalls_"))
     result = measure(args.stops, args.stop_s, args.run_s, not args.no_client, args.domain, work)
     result.update(machine=machine, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                  command="python bench/bridge_stop_stalls.py " + " ".join(sys.argv[1:]))
+                  command="python bench/investigations/bridge_stop_stalls.py " + " ".join(sys.argv[1:]))
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     n, blocked = result["stops"], result["blocked_stops"]

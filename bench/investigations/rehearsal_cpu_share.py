@@ -1,10 +1,11 @@
 """Each rehearsal process's CPU share, and each core's idle time, while a rehearsal runs.
 
-    python bench/rehearsal_cpu_share.py -- python -m pytest -q tests/rehearsal_sim/test_gazebo_bridge_walk.py
+    python bench/investigations/rehearsal_cpu_share.py -- \
+        python -m pytest -q tests/rehearsal_sim/test_gazebo_bridge_walk.py
 
 Runs the command after `--` and samples /proc every 0.5 s. It reports over the last `--window` seconds in which
 every node it found was running: each process's CPU (% of one core) and each core's idle %. This is where the
-Gazebo stand-in stack's 3-CPU floor comes from (gazebo_rehearsal.MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores,
+Gazebo stand-in stack's 3-CPU floor comes from (harness.gazebo.MIN_CPUS_FULL_STANDIN_REHEARSAL): on 2 cores,
 stand-in 43-58 %, bridge 48-62 %, estimator 23-31 %, monitor 30-37 %, policy 10-20 %, and 1-2 % idle per core.
 Writes bench/results/rehearsal_cpu_share.{json,md} (`--name` for another name).
 """
@@ -19,12 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_rehearsal.harness.processes import cpu_seconds  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 NODES = ("gz_standin", "gazebo_bridge", "go2_sim", "go1_sim", "estimator_node", "safety_monitor", "policy_node")
 
 

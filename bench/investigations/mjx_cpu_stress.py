@@ -1,6 +1,6 @@
 """Step many robots with MJX on JAX's CPU device for a while: the reproducer of the XLA CPU pool deadlock.
 
-    python bench/mjx_cpu_stress.py [--robots 256] [--steps 100] [--start-jax-first]
+    python bench/investigations/mjx_cpu_stress.py [--robots 256] [--steps 100] [--start-jax-first]
 
 With `--start-jax-first`, JAX's CPU backend starts before `surrogait_train.mjx_physics` is imported, as it did
 before that module started it with a one-thread pool: on 2 cores this hung within 60 control steps in 2 runs of 2

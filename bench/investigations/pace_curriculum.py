@@ -1,7 +1,8 @@
 """The trot-to-pace curriculum of training/README.md ("Where it stands"): stages that shift the rear legs' clocks.
 
-    python bench/pace_curriculum.py --start RUN/checkpoint.pt [--deltas 0.1 0.2 0.3 0.4 0.5] [--iterations 150]
-                                    [--period 0.35] [--duty 0.5] [--work-dir runs/pace_curriculum] [overrides...]
+    python bench/investigations/pace_curriculum.py --start RUN/checkpoint.pt [--deltas 0.1 0.2 0.3 0.4 0.5]
+                                    [--iterations 150] [--period 0.35] [--duty 0.5]
+                                    [--work-dir runs/pace_curriculum] [overrides...]
 
 A stage walks the gait whose phase offsets (SDK leg order FR, FL, RR, RL, cycles) are the trot's
 (0, 0.5, 0.5, 0) with the rear pair shifted by delta: delta 0 is the trot, 0.5 the pace, and in between a
@@ -24,14 +25,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.policy.contract import GaitSpec  # noqa: E402
 from surrogait_train import cli, gaits  # noqa: E402
 from surrogait_train.evaluate import command_set, evaluate_policy  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
 SPEED_RANGES = ((0.0, 0.5), (0.3, 1.0))  # m/s
 
 
@@ -73,7 +74,7 @@ def main() -> int:
             row[f"vx_{lo:g}_{hi:g}"] = {"falls": int(sum(r.fell)), "vx_rmse": r.vx_rmse}
         stages.append(row)
         print(json.dumps(row), flush=True)
-    command = "python bench/pace_curriculum.py " + " ".join(sys.argv[1:])
+    command = "python bench/investigations/pace_curriculum.py " + " ".join(sys.argv[1:])
     report = {"machine": machine, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
               "period_s": args.period, "duty_factor": args.duty, "iterations": args.iterations,
               "overrides": args.overrides, "stages": stages}

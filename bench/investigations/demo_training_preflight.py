@@ -1,6 +1,6 @@
 """The demo's training recipe, snapshot by snapshot, through the pre-flight: which iterations would it clear?
 
-    python bench/demo_training_preflight.py [--iterations 175] [--every 25] [--name NAME] [key=value ...]
+    python bench/investigations/demo_training_preflight.py [--iterations 175] [--every 25] [--name NAME] [key=value ...]
 
 Trains with `make demo`'s recipe (the robot's trot config + QUICK_TRAINING_OVERRIDES + any key=value
 given here) for a fixed number of iterations rather than 120 s: the trainer is deterministic for a
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 from preflight import preflight_table  # noqa: E402  (bench/preflight.py)
 
@@ -29,8 +29,8 @@ from surrogait_train.api import QUICK_TRAINING_OVERRIDES, snapshots, train_and_e
 from surrogait_train.config import default_config_path  # noqa: E402
 from surrogait_train.preflight import SessionStep, preflight  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # bench/results
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:
@@ -56,8 +56,8 @@ def main() -> None:
         result = preflight(path, session)
         rows.append({"iteration": iteration, **result.as_dict()})
         print(f"iteration {iteration}: {result.summary()}", flush=True)
-    command = (f"python bench/demo_training_preflight.py --iterations {args.iterations} --every {args.every} "
-               f"--robot {args.robot} --name {args.name} {' '.join(args.overrides)}").strip()
+    command = (f"python bench/investigations/demo_training_preflight.py --iterations {args.iterations} "
+               f"--every {args.every} --robot {args.robot} --name {args.name} {' '.join(args.overrides)}").strip()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(
         {"machine": machine, "command": command, "overrides": overrides, "train_s": round(train_s, 1), "rows": rows},

@@ -1,0 +1,65 @@
+"""`make test`: the suite as two pytest runs side by side, the tests that start processes and the pure computations.
+
+    python scripts/run_tests.py [pytest options]          # both halves at once; exit 0 only if both pass
+    python scripts/run_tests.py [pytest options] PATH...  # the tests named, in one run
+
+The tests that start real processes or open DDS, ROS or UDP (a rehearsal needs the machine's real time, fixed DDS
+domains and UDP ports) run one at a time in one pytest run, in file order, as ever; the pure computations
+(training, the core's unit tests, the docs) run in a second pytest at the same time, at normal scheduling, so
+the real-time processes of a rehearsal keep their priority over them. Which half a test file belongs to is
+decided here, from its folder or what its module uses, so a new test needs no marker. The process half is
+printed as it runs; the other half's output follows once it is done.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+PROCESS_TEST_DIRS = {"rehearsal_sim", "policy", "estimator", "safety", "demo", "launch"}
+# what a module uses that opens a wire (DDS, ROS, UDP on the robots' fixed ports) or starts the nodes
+PROCESS_HINTS = re.compile(r"\bimport rclpy|\brclpy\.|socket\.socket\(|\bDomainParticipant\(|\bProcessGroup\(|"
+                           r"\bSession\(|\bOperator\(|robot_interface|unitree_legged_sdk")
+
+
+def starts_processes(path: Path) -> bool:
+    return path.parent.name in PROCESS_TEST_DIRS or PROCESS_HINTS.search(path.read_text(errors="replace")) is not None
+
+
+def halves() -> tuple[list[str], list[str]]:
+    """(the test files that start processes, the others), as paths relative to the repository."""
+    files = sorted(TESTS.rglob("test_*.py"))
+    processes = [str(p.relative_to(ROOT)) for p in files if starts_processes(p)]
+    others = [str(p.relative_to(ROOT)) for p in files if not starts_processes(p)]
+    return processes, others
+
+
+def main(argv: list[str]) -> int:
+    pytest = [sys.executable, "-m", "pytest"]
+    if any(not a.startswith("-") and (ROOT / a.split("::")[0]).exists() for a in argv):
+        return subprocess.call([*pytest, *argv], cwd=ROOT)  # the tests named: one run
+    processes, others = halves()
+    with tempfile.TemporaryFile("w+") as buffered:
+        computations = subprocess.Popen([*pytest, *argv, *others], cwd=ROOT, stdout=buffered,
+                                        stderr=subprocess.STDOUT, text=True)
+        try:
+            process_code = subprocess.call([*pytest, *argv, *processes], cwd=ROOT)
+            computation_code = computations.wait()
+        finally:
+            if computations.poll() is None:
+                computations.kill()
+        buffered.seek(0)
+        print(f"\n--- the pure computations ({len(others)} files), run meanwhile ---", flush=True)
+        print(buffered.read(), end="", flush=True)
+    print(f"--- tests that start processes: {'passed' if process_code == 0 else f'exit {process_code}'}; "
+          f"pure computations: {'passed' if computation_code == 0 else f'exit {computation_code}'}", flush=True)
+    return process_code or computation_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
