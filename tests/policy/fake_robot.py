@@ -1,5 +1,8 @@
 """A stand-in Go2 on the wire for node tests (no physics): publishes rt/lowstate at 500 Hz with the
-robot lying still in its folded pose, records every rt/lowcmd, and prints a JSON summary when it ends.
+robot lying still in its folded pose (a charged battery and cool motors, as a Go2 reports them; no CRC:
+sealing 500 messages a second in Python would load this process enough to blur the LowCmd timing it records,
+so the node under test is told `allow_lowstate_without_crc`), records every rt/lowcmd, and prints a JSON
+summary when it ends.
 
     python fake_robot.py <dds_domain> <seconds> <summary.json>
 """
@@ -37,8 +40,10 @@ def main() -> None:
     msg = unitree_go_msg_dds__LowState_()
     msg.imu_state.quaternion = [1.0, 0.0, 0.0, 0.0]
     msg.imu_state.accelerometer = [0.0, 0.0, 9.81]
+    msg.bms_state.soc, msg.power_v = 90, 28.5
     for i in range(12):
         msg.motor_state[i].q = float(pose[i])
+        msg.motor_state[i].temperature = 30
     start = time.monotonic()
     k = 0
     while time.monotonic() - start < seconds:

@@ -279,7 +279,7 @@ def test_the_node_drives_a_go1_stand_up_over_udp(tmp_path):
                                      str(NODE_ROBOT_PORT), str(robot_seconds), str(summary)])
     # The stand-in robot is plain Python on a shared machine: a pause longer than the node's 60 ms
     # stale-state limit is not what this test is about (test_policy_controller covers it).
-    node = group.start_node("policy_node", {"robot": "go1", "policy_path": str(policy),
+    node = group.start_node("policy_node", {"robot": "go1", "policy_path": str(policy), "foot_force_units": "newtons",
                                             "udp_peer_port": NODE_ROBOT_PORT, "udp_local_port": NODE_LOCAL_PORT,
                                             "robot_reply_timeout_s": 10.0, "stand_up_duration_s": 1.0,
                                             "state_timeout_s": 1.0})

@@ -80,8 +80,13 @@ def controller(path):
     return PolicyController(PolicyRunner(OnnxPolicy(path, robot="go2")), ControllerConfig(stand_up_duration_s=0.2))
 
 
+GYRO_NOISE = np.random.default_rng(0)
+
+
 def cycle(ctrl, t, keys=()):
-    state = dataclasses.replace(lowstate(), tick_ms=int(round(t * 1000)), gamepad=Gamepad(frozenset(keys), 0, 0, 0, 0))
+    """One control cycle on a fresh state: the robot's tick, a gyro as noisy as a live IMU's."""
+    state = dataclasses.replace(lowstate(), tick_ms=int(round(t * 1000)), gamepad=Gamepad(frozenset(keys), 0, 0, 0, 0),
+                                gyro_b=GYRO_NOISE.normal(0.0, 0.01, 3))
     ctrl.on_lowstate(state, t)
     return ctrl.cycle(t)
 

@@ -23,11 +23,16 @@ def controller(path, **config):
     return PolicyController(runner, ControllerConfig(stand_up_duration_s=1.0, **config))
 
 
+GYRO_NOISE = np.random.default_rng(0)
+
+
 def run(ctrl, t0, t1, joint_pos=None, keys=()):
-    """Cycles at 50 Hz from t0 to t1 with a fresh lowstate each cycle; returns the outputs."""
+    """Cycles at 50 Hz from t0 to t1 with a fresh lowstate each cycle (its tick the robot's ms, its gyro as noisy as a
+    live IMU's: a measurement that repeats exactly is a frozen stream); returns the outputs."""
     outs = []
     for t in np.arange(t0, t1, 0.02):
-        state = dataclasses.replace(lowstate(joint_pos=joint_pos), gamepad=Gamepad(frozenset(keys), 0, 0, 0, 0))
+        state = dataclasses.replace(lowstate(joint_pos=joint_pos), gamepad=Gamepad(frozenset(keys), 0, 0, 0, 0),
+                                    tick_ms=int(round(t * 1000)), gyro_b=GYRO_NOISE.normal(0.0, 0.01, 3))
         ctrl.on_lowstate(state, t)
         outs.append(ctrl.cycle(t))
     return outs

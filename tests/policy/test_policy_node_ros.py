@@ -21,6 +21,7 @@ def test_services_safety_state_and_diagnostics(tmp_path):
     policy = write_test_policy(tmp_path / "go2.onnx")
     group = ProcessGroup(tmp_path, DOMAIN)
     node = group.start_node("policy_node", {"policy_path": str(policy), "dds_domain": DOMAIN,
+                                            "foot_force_units": "newtons",
                                             "diagnostics_period_s": 0.2})
     op = Operator(DOMAIN, name="test_operator")
     try:

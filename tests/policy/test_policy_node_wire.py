@@ -33,6 +33,7 @@ def test_lowcmd_stream_and_feedback(tmp_path):
     # The stand-in robot is a plain Python process: on a busy machine it can pause longer than the
     # node's 60 ms stale-state limit, which this test is not about (test_policy_controller covers it).
     node = group.start_node("policy_node", {"policy_path": str(policy), "dds_domain": DOMAIN,
+                                            "foot_force_units": "newtons", "allow_lowstate_without_crc": True,
                                             "stand_up_duration_s": 1.0, "state_timeout_s": 1.0})
     op = Operator(DOMAIN, name="test_operator")
     joints, imus = [], []

@@ -1,5 +1,7 @@
 """The monitor's core without ROS: rule gating, the DAMP latch, who writes damping, reset."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from safety_helpers import CONTRACT, SPEC, damping, knees_on_their_stops, lying_q, state, stiff
@@ -26,8 +28,8 @@ def run_policy(m: SafetyMonitor, t0: float, t1: float, cmd_fn=stiff, state_fn=st
     results = []
     for k in range(int(round((t1 - t0) / 0.001))):
         t = t0 + k * 0.001
-        if k % 2 == 0:
-            m.on_lowstate(state_fn(), t)
+        if k % 2 == 0:  # the robot's tick counts its milliseconds
+            m.on_lowstate(dataclasses.replace(state_fn(), tick_ms=int(round(t * 1000))), t)
         if k % 20 == 0 and cmd_fn is not None:
             m.on_lowcmd(cmd_fn(), t)
         if k % 5 == 0:
@@ -304,8 +306,8 @@ def stream_policy(m: SafetyMonitor, t0: float, t1: float, walk_targets=True, sta
     results, cmd = [], None
     for k in range(int(round((t1 - t0) / 0.001))):
         t = t0 + k * 0.001
-        if k % 2 == 0:
-            m.on_lowstate(state_fn(), t)
+        if k % 2 == 0:  # the robot's tick counts its milliseconds
+            m.on_lowstate(dataclasses.replace(state_fn(), tick_ms=int(round(t * 1000))), t)
             if k % 20 == 0 or cmd is None:
                 q = SPEC.default_joint_pos + (0.01 * np.sin(40 * t) if walk_targets else 0.0)
                 cmd = stiff(q=q)

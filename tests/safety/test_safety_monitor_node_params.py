@@ -67,7 +67,8 @@ def test_shipped_params_file_is_complete_and_valid():
     text = (PACKAGE_CONFIG / "safety_monitor.yaml").read_text()
     params = yaml.safe_load(text)["safety_monitor"]["ros__parameters"]
     assert set(params) == {"robot", "dds_domain", "network_interface", "check_rate_hz", "realtime_priority",
-                           "odom_timeout_s", "policy_path", "fault_log_path", "thresholds"}
+                           "odom_timeout_s", "policy_path", "fault_log_path", "thresholds",
+                           "allow_lowstate_without_crc", "diagnostics_period_s"}
     # Every tunable threshold is documented in the file (set or commented out with its default).
     for name in TUNABLE_FIELDS:
         assert f"{name}:" in text, name

@@ -15,10 +15,15 @@ SRV_STOP_WALK = "policy/stop_walk"  # std_srvs/Trigger: WALK -> READY
 SRV_DAMP = "policy/damp"  # std_srvs/Trigger
 SRV_POLICY_RESET = "policy/reset"  # std_srvs/Trigger: DAMP -> PASSIVE, only while the safety monitor reports OK
 SRV_GAIT_PREFIX = "policy/gait/"  # + a gait name: std_srvs/Trigger, a multi-gait policy's gait (READY or WALK)
+SRV_PRE_FLIGHT = "policy/pre_flight"  # std_srvs/Trigger: the pre-flight checks alone; the message is their table
+SRV_DRY_RUN_REPORT = "policy/dry_run_report"  # std_srvs/Trigger: commanded vs measured joint motion (dry run)
+POLICY_GAIT_STANCE = "policy/gait_stance"  # std_msgs/UInt8MultiArray: the gait schedule's stance feet while walking
 POLICY_GAIT = "policy/gait"  # std_msgs/String: the gait the policy walks with (transient local)
 
 # State estimator
 ODOM = "odom"  # nav_msgs/Odometry, odom -> base_link (REP 105), twist in base_link
+SRV_CALIBRATE_FEET_UNLOADED = "estimator/calibrate_feet_unloaded"  # std_srvs/Trigger: raw foot-force offsets
+SRV_CALIBRATE_FEET_STANDING = "estimator/calibrate_feet_standing"  # std_srvs/Trigger: gains, robot standing
 CONTACTS = "estimator/contacts"  # std_msgs/UInt8MultiArray: 1 = stance, SDK leg order FR, FL, RR, RL
 
 # Safety monitor

@@ -41,11 +41,23 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import MultiArrayDimension, UInt8MultiArray
+from std_srvs.srv import Trigger
 
 from surrogait_core import interfaces
 from surrogait_core.estimator import CatchUpBudget, HeightTrust, ProprioSample, SampleAge, StateEstimator
-from surrogait_core.estimator.estimator import ERROR, OK, WARN
-from surrogait_core.estimator.samples import TickClock
+from surrogait_core.estimator.estimator import ERROR, OK, WARN, rotation_from_quat_wxyz
+from surrogait_core.inputs.foot_force import (
+    NONE,
+    RAW,
+    CalibrationError,
+    FootForceSource,
+    calibration_path,
+    serial_name,
+    standing_foot_loads_n,
+    standing_step,
+    unloaded_step,
+)
+from surrogait_core.inputs.sample_clock import SampleClock
 from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
@@ -59,6 +71,7 @@ from surrogait_estimator.lowstate_stream import LowStateStream, RawLowState
 from surrogait_estimator.params import PARAMETERS, EstimatorNodeConfig  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "estimator_node"
+CALIBRATION_SAMPLES = 250  # 0.5 s at 500 Hz per calibration step
 _LEVEL_BYTES = {OK: b"\x00", WARN: b"\x01", ERROR: b"\x02"}
 
 
@@ -73,7 +86,17 @@ class EstimatorNode(Node):
             self.estimator = StateEstimator(self.spec, config.estimator)
         except (OSError, ValueError) as e:  # a missing or malformed robot description
             raise ParamError(f"cannot load the {config.robot} model: {e}") from e
-        self.tick_clock = TickClock()
+        self.clock = SampleClock(name="rt/lowstate" if config.robot == "go2" else "LowState")
+        self.feet = FootForceSource(config.foot_force_units, config.robot, config.foot_force_calibration_dir)
+        self._feet_reason_logged = self.feet.reason
+        self._clock_warned = False
+        self._robot_known = False
+        self._crc = None  # the Go2's LowState CRC (the Go1's packets are checked by their stream)
+        self.crc_refused = 0
+        self._schedule: tuple[np.ndarray, float] | None = None  # the policy's gait schedule, when it arrived
+        self._collect: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # a calibration step's samples
+        self._collect_n = 0
+        self._collected = threading.Event()
         self.catch_up = CatchUpBudget(config.catch_up_budget_s)
         self.sample_age = SampleAge()
         self.lock = threading.Lock()
@@ -98,6 +121,9 @@ class EstimatorNode(Node):
         self._contacts = UInt8MultiArray()
         self._contacts.layout.dim = [MultiArrayDimension(label="FR,FL,RR,RL", size=4, stride=4)]
         self.create_timer(1.0 / config.diagnostics_rate_hz, self.publish_diagnostics)
+        self.create_subscription(UInt8MultiArray, interfaces.POLICY_GAIT_STANCE, self._on_gait_stance, 10)
+        self.create_service(Trigger, interfaces.SRV_CALIBRATE_FEET_UNLOADED, self._on_calibrate_unloaded)
+        self.create_service(Trigger, interfaces.SRV_CALIBRATE_FEET_STANDING, self._on_calibrate_standing)
 
         enter_realtime(config.realtime_priority, self.get_logger())
         self.link = robot_link(config.robot)
@@ -107,6 +133,9 @@ class EstimatorNode(Node):
             source = f"Go1 LowState on UDP {LOOPBACK}:{config.udp_lowstate_port} (forwarded by the safety monitor)"
         else:
             self._stream, self.decode = self._open_dds_lowstate(config)
+            from surrogait_core.wire.go2_lowstate_layout import LowStateCrc
+
+            self._crc = LowStateCrc()
             source = f"rt/lowstate on DDS domain {config.dds_domain} ({config.network_interface})"
         self.get_logger().info(
             f"state estimator for {config.robot}: {source} -> {interfaces.ODOM} every {config.publish_decimation} "
@@ -154,8 +183,8 @@ class EstimatorNode(Node):
             self.get_logger().info(
                 f"stopped: {self.received} samples received, {health.accepted} accepted, "
                 f"{health.skipped_samples} skipped (catching up), {health.dropped_samples} lost before reaching "
-                f"this node, {health.rejected_total + self._stream.refused_total} rejected "
-                f"{health.rejected | self._packet_refusals()}")
+                f"this node, {health.rejected_total + self._stream.refused_total + self.crc_refused} rejected "
+                f"{health.rejected | self._packet_refusals() | {'crc': self.crc_refused}}")
         if self._failure:
             report_error(NODE_NAME, f"reading {self.lowstate_name} failed: {self._failure[0]!r}")
             return EXIT_FAILED
@@ -203,10 +232,28 @@ class EstimatorNode(Node):
             if keep < len(batch):
                 self.estimator.note_skipped(len(batch) - keep)
             new_rejection, published = False, None
+            scheduled = self._fresh_schedule(take_mono)
             for raw in batch[len(batch) - keep :]:
+                if self._crc is not None and not self.config.allow_lowstate_without_crc and \
+                        not self._crc.check(raw.data):
+                    self.crc_refused += 1
+                    self._last_rejection = "crc"
+                    new_rejection = True
+                    continue
+                if not self._robot_known:
+                    self._robot_known = True
+                    self.feet.on_robot(self._crc.health(raw.data).serial if self._crc is not None else None)
                 view = self.decode(raw.data)
-                sample = ProprioSample.from_lowstate(view, time_s=self.tick_clock.time_s(view.tick_ms))
-                est = self.estimator.step(sample)
+                t = self.clock.time_s(view.tick_ms, raw.source_time_s)
+                forces = self.feet.newtons(view.foot_force, view.joint_vel, t)
+                sample = ProprioSample.from_lowstate(view, time_s=t)
+                if forces is not None:
+                    sample.foot_force = forces
+                if self._collect is not None and len(self._collect) < self._collect_n:
+                    self._collect.append((view.foot_force, view.joint_pos, view.quat_wxyz))
+                    if len(self._collect) >= self._collect_n:
+                        self._collected.set()
+                est = self.estimator.step(sample, scheduled, contact_from_kinematics=forces is None)
                 if est is None:
                     new_rejection = True
                     continue
@@ -217,12 +264,115 @@ class EstimatorNode(Node):
                 est, raw = published
                 age_at_take = newest_age_s + (batch[-1].source_time_s - raw.source_time_s)
                 self._publish_estimate(est, age_at_take + (time.monotonic() - take_mono))
-            if new_rejection:
+            if new_rejection and self._last_rejection != "crc":
                 self._last_rejection = self.estimator.health().last_rejection
             self.catch_up.record(keep, time.monotonic() - take_mono)
+            notes = self._input_changes()
+        for note in notes:
+            self.get_logger().warning(note)
         # A refused sample is reported at once (at most every 20 ms), not only at the next tick.
-        if new_rejection and time.monotonic() - self._last_diag_mono > 0.02:
+        if (new_rejection or notes) and time.monotonic() - self._last_diag_mono > 0.02:
             self.publish_diagnostics()
+
+    def _input_changes(self) -> list[str]:
+        """What changed about the inputs (clock fallback, foot forces usable or not): log lines. Under the lock."""
+        notes = []
+        if self.clock.on_host and not self._clock_warned:
+            self._clock_warned = True
+            notes.append(f"lowstate_clock_frozen: {self.clock.cause}")
+        if self.feet.reason != self._feet_reason_logged:
+            self._feet_reason_logged = self.feet.reason
+            notes.append("foot forces usable again: contacts from foot force" if not self.feet.reason else
+                         f"foot forces unusable ({self.feet.reason}): contacts from leg kinematics and the gait "
+                         "schedule")
+        return notes
+
+    def _fresh_schedule(self, now_mono: float) -> np.ndarray | None:
+        schedule = self._schedule
+        if schedule is None or now_mono - schedule[1] > self.config.gait_schedule_timeout_s:
+            return None
+        return schedule[0]
+
+    def _on_gait_stance(self, msg: UInt8MultiArray) -> None:
+        if len(msg.data) == 4:
+            self._schedule = (np.array([bool(v) for v in msg.data]), time.monotonic())
+
+    # -- foot-force calibration (executor thread) --------------------------------------------------
+    def _collect_samples(self, n: int, timeout_s: float = 3.0) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        with self.lock:
+            self._collected.clear()
+            self._collect, self._collect_n = [], n
+        self._collected.wait(timeout_s)
+        with self.lock:
+            samples, self._collect = self._collect, None
+        return samples
+
+    def _calibration_refusal(self) -> str | None:
+        if self.config.foot_force_units != RAW:
+            return f"foot_force_units is {self.config.foot_force_units}: only raw sensor counts are calibrated"
+        if not self._robot_known:
+            return f"no {self.lowstate_name} yet: is the robot on?"
+        return None
+
+    def _save_calibration(self, calibration) -> str:
+        path = calibration.save(calibration_path(self.config.foot_force_calibration_dir, self.config.robot,
+                                                 self.feet.serial))
+        with self.lock:
+            self.feet.set_calibration(calibration)
+        return str(path)
+
+    def _on_calibrate_unloaded(self, _req, response):
+        """Offsets: the robot lying down (or hung), feet unloaded and still."""
+        response.success = False
+        if (refusal := self._calibration_refusal()) is not None:
+            response.message = refusal
+            return response
+        samples = self._collect_samples(CALIBRATION_SAMPLES)
+        try:
+            calibration = unloaded_step(np.array([s[0] for s in samples]), self.config.robot,
+                                        serial_name(self.feet.serial))
+        except CalibrationError as e:
+            response.message = f"unloaded step refused: {e}"
+            return response
+        path = self._save_calibration(calibration)
+        response.success = True
+        response.message = (f"foot-force offsets {np.round(calibration.offset_counts, 1).tolist()} counts saved to "
+                            f"{path}; stand the robot up, then call {interfaces.SRV_CALIBRATE_FEET_STANDING}")
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_calibrate_standing(self, _req, response):
+        """Gains: the robot standing still on four feet, against the model's load on each."""
+        response.success = False
+        if (refusal := self._calibration_refusal()) is not None:
+            response.message = refusal
+            return response
+        calibration = self.feet.calibration
+        if calibration is None:
+            response.message = (f"no unloaded step yet for this robot: lay it down (feet unloaded) and call "
+                                f"{interfaces.SRV_CALIBRATE_FEET_UNLOADED} first")
+            return response
+        samples = self._collect_samples(CALIBRATION_SAMPLES)
+        try:
+            raw = np.array([s[0] for s in samples])
+            joint_pos = np.mean([s[1] for s in samples], axis=0)
+            quat = np.mean([s[2] for s in samples], axis=0)
+            with self.lock:  # the estimator thread shares the kinematics' Pinocchio data
+                kin = self.estimator.kinematics
+                rot = rotation_from_quat_wxyz(quat)
+                feet_w = kin.foot_positions(joint_pos) @ rot.T
+                com_w = rot @ kin.com_b(joint_pos)
+            loads = standing_foot_loads_n(self.spec.total_mass_kg, com_w, feet_w, self.config.gravity_mps2)
+            calibration = standing_step(calibration, raw, loads)
+        except (CalibrationError, ValueError) as e:
+            response.message = f"standing step refused: {e}"
+            return response
+        path = self._save_calibration(calibration)
+        response.success = True
+        response.message = (f"foot-force gains {np.round(calibration.newtons_per_count, 3).tolist()} N/count (model "
+                            f"loads {np.round(loads, 1).tolist()} N) saved to {path}: contacts from foot force")
+        self.get_logger().info(response.message)
+        return response
 
     def _publish_estimate(self, est, latency_s: float) -> None:
         trust = self.estimator.height_trust(latency_s)
@@ -260,6 +410,12 @@ class EstimatorNode(Node):
                 level, message = ERROR, f"no {self.lowstate_name} yet on {self._source_hint()}"
             elif silent_s > self.config.lowstate_timeout_s:
                 level, message = ERROR, f"no {self.lowstate_name} for {silent_s:.2f} s"
+            elif level == OK and (self.clock.on_host or (self.feet.reason and self.feet.units != NONE)):
+                level = WARN
+                message = "; ".join(m for m in (
+                    "tracking" if health.level == OK else health.message,
+                    "lowstate_clock_frozen: time from the samples' stamps" if self.clock.on_host else "",
+                    f"contacts from leg kinematics ({self.feet.reason})" if self.feet.reason else "") if m)
             elif level == OK and self._latency_s is not None and (
                     self._latency_s > self.config.estimator.trust.max_latency_s):
                 level, message = WARN, f"behind the stream: estimate {self._latency_s * 1e3:.0f} ms old"
@@ -267,7 +423,10 @@ class EstimatorNode(Node):
                 "received": self.received,
                 "accepted": health.accepted,
                 "skipped_samples": health.skipped_samples,
-                "rejected_total": health.rejected_total + sum(packet_refusals.values()),
+                "rejected_total": health.rejected_total + sum(packet_refusals.values()) + self.crc_refused,
+                "rejected_crc": self.crc_refused,
+                "clock_source": self.clock.source,
+                "foot_force": self.feet.units if not self.feet.reason else f"unusable: {self.feet.reason}",
                 **{f"rejected_{k}": v for k, v in (health.rejected | packet_refusals).items()},
                 "last_rejection": last_rejection,
                 "dropped_samples": health.dropped_samples,

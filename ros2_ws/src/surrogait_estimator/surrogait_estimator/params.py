@@ -11,6 +11,7 @@ import functools
 from collections.abc import Mapping
 
 from surrogait_core.estimator import ContactConfig, EstimatorConfig, KalmanConfig, TrustConfig
+from surrogait_core.inputs.foot_force import DEFAULT_CALIBRATION_DIR, FOOT_FORCE_UNITS, RAW
 from surrogait_core.robot_links import DDS, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
@@ -32,6 +33,16 @@ class EstimatorNodeConfig:
     network_interface: str = param("lo", "go2: network interface for unitree_sdk2 DDS, e.g. lo or eth0")
     udp_lowstate_port: int = param(go1_wire.ESTIMATOR_LOWSTATE_PORT, "go1: UDP port on 127.0.0.1 where the safety "
                                                                      "monitor forwards every LowState")
+    allow_lowstate_without_crc: bool = param(False, "go2: use rt/lowstate samples whose CRC fails: ONLY for a "
+                                                    "simulator that leaves LowState's crc unset; never on the robot")
+    foot_force_units: str = param(RAW, "what foot_force carries: raw (a real Go2's sensor counts: newtons through "
+                                       "this robot's calibration, estimator/calibrate_feet_*), newtons (the "
+                                       "rehearsal simulator), none; without usable forces contacts come from leg "
+                                       "kinematics and the gait schedule")
+    foot_force_calibration_dir: str = param(DEFAULT_CALIBRATION_DIR, "where each robot's foot-force calibration is "
+                                                                     "kept (<robot>-<serial>.json)")
+    gait_schedule_timeout_s: float = param(0.1, "the policy's gait schedule (policy/gait_stance) is used for contacts "
+                                                "only this long after it arrived, s")
     odom_frame: str = param("odom", "frame of the pose (REP 105)")
     base_frame: str = param("base_link", "frame of the twist (REP 105)")
     # 100 Hz is twice the control rate, and the odometry's subscribers (the safety monitor; a policy that reads
@@ -91,6 +102,10 @@ class EstimatorNodeConfig:
             raise ParamError(f"udp_lowstate_port {self.udp_lowstate_port} must be in 1..65535")
         if not 0 <= self.dds_domain <= 232:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
+        if self.foot_force_units not in FOOT_FORCE_UNITS:
+            raise ParamError(f"foot_force_units {self.foot_force_units!r} is not one of {', '.join(FOOT_FORCE_UNITS)}")
+        if self.gait_schedule_timeout_s <= 0:
+            raise ParamError(f"gait_schedule_timeout_s {self.gait_schedule_timeout_s} must be > 0")
         if self.publish_decimation < 1:
             raise ParamError(f"publish_decimation {self.publish_decimation} must be >= 1")
         check_realtime_priority(self.realtime_priority)

@@ -105,6 +105,7 @@ class Go1Link:
 
     def _receive(self) -> LowStateSample | None:
         newest = None
+        took = 0
         for _ in range(MAX_RECV_PER_TAKE):
             try:
                 packet = self._socket.recv(RECV_BUFFER_BYTES)
@@ -114,12 +115,14 @@ class Go1Link:
                 continue  # an earlier send found no listener; nothing was received
             if go1_wire.lowstate_drop_reason(packet) is None:
                 newest = packet
+                took += 1
             else:
                 self.refused += 1
         if newest is None:
             return None
         self._state = go1_wire.decode_lowstate(newest)
-        return LowStateSample(self._state, time.time())
+        # A packet whose length or CRC fails is refused (counted in `refused`); the ones taken are sealed.
+        return LowStateSample(self._state, time.time(), received=took)
 
     def wait_until_up(self, damping: MotorTargets, timeout_s: float, period_s: float) -> None:
         """Stream `damping` every `period_s` until the first LowState comes back (kept for `take`);

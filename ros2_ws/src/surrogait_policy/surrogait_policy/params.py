@@ -12,6 +12,7 @@ import ipaddress
 import math
 from collections.abc import Mapping
 
+from surrogait_core.inputs.foot_force import DEFAULT_CALIBRATION_DIR, FOOT_FORCE_UNITS, RAW
 from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
@@ -37,8 +38,13 @@ class PolicyNodeParams:
                                          "interface, or lo in rehearsal); go1: the interface that reaches "
                                          "udp_peer_ip (lo for the safety monitor on this machine)")
     dds_domain: int = param(1, "go2: unitree_sdk2 DDS domain of rt/lowstate and rt/lowcmd (robot 0, rehearsal 1)")
-    release_sport_mode: bool = param(False, "go2: release the built-in sport controller through the motion "
-                                            "switcher first (robot only); the Go1 leaves sport mode with its remote")
+    release_sport_mode: bool = param(False, "go2: hand the robot over from the built-in sport controller first, as "
+                                            "the vendor does: StandDown, wait until rt/lowstate shows it lying, then "
+                                            "ReleaseMode (robot only); the Go1 leaves sport mode with its remote")
+    restore_sport_mode: bool = param(False, "go2: on shutdown, after the damping, select the released sport mode "
+                                            "again (the robot, lying, is the sport controller's again)")
+    sport_mode_lying_timeout_s: float = param(10.0, "go2: how long StandDown may take before the hand-over gives up "
+                                                    "without releasing, s")
     udp_peer_ip: str = param("127.0.0.1", "go1: where LowCmds go and LowStates come from: the safety monitor "
                                           "(127.0.0.1), which forwards them to the robot")
     udp_peer_port: int = param(go1_wire.MONITOR_POLICY_PORT, "go1: the peer's UDP port (the safety monitor's port "
@@ -48,6 +54,21 @@ class PolicyNodeParams:
                                               "comes back; none within this long: exit with an error, s")
     power_protect_level: int = param(0, "go1: unitree_legged_sdk's PowerProtect on every policy step, level 1..10 "
                                         "(10..100 % of its power limit); a trip damps the motors; 0 = off")
+    allow_lowstate_without_crc: bool = param(False, "use rt/lowstate samples whose CRC fails: ONLY for a simulator "
+                                                    "that leaves LowState's crc unset (unitree_mujoco); never on "
+                                                    "the robot, where a failing CRC is a corrupted sample")
+    preflight_before_stand_up: bool = param(True, "policy/stand_up (and the gamepad's) runs the pre-flight first and "
+                                                  "is refused, with what failed and how to fix it, unless it passes")
+    foot_force_units: str = param(RAW, "what rt/lowstate foot_force carries: raw (a real Go2's sensor counts, "
+                                       "checked against this robot's calibration), newtons (the rehearsal "
+                                       "simulator), none (not used)")
+    foot_force_calibration_dir: str = param(DEFAULT_CALIBRATION_DIR, "where each robot's foot-force calibration "
+                                                                     "is kept (<robot>-<serial>.json)")
+    frozen_observation_steps: int = param(10, "WALK: an observation unchanged for this many policy steps is a "
+                                              "fault (DAMP)")
+    dry_run_gain_fraction: float = param(0.0, "suspended dry run, the first thing to run on a new robot: kp and kd "
+                                              "of every stiff command times this fraction (e.g. 0.2), the robot "
+                                              "hung in a harness, legs moving gently in the air; 0 = off")
     stand_up_duration_s: float = param(2.0, "time to move from the current pose to the default pose, s")
     damping_kd: float = param(1.0, "motor damping while PASSIVE or DAMP, N·m·s/rad")
     state_timeout_s: float = param(0.06, "no rt/lowstate for this long while the motors are stiff: DAMP, s")
@@ -95,6 +116,18 @@ class PolicyNodeParams:
             problems.append(problem)
         if self.damping_kd <= 0:
             problems.append(f"damping_kd must be positive (damping needs kd > 0), got {self.damping_kd}")
+        if self.foot_force_units not in FOOT_FORCE_UNITS:
+            problems.append(f"foot_force_units {self.foot_force_units!r} is not one of {', '.join(FOOT_FORCE_UNITS)}")
+        if not 0.0 <= self.dry_run_gain_fraction < 1.0:
+            problems.append(f"dry_run_gain_fraction {self.dry_run_gain_fraction:g} must be in [0, 1) (0 = off; 0.2: "
+                            "a fifth of the policy's gains)")
+        if self.frozen_observation_steps < 2:
+            problems.append(f"frozen_observation_steps must be >= 2, got {self.frozen_observation_steps}")
+        if self.restore_sport_mode and not self.release_sport_mode:
+            problems.append("restore_sport_mode needs release_sport_mode: only a mode the node released can be "
+                            "restored")
+        if self.sport_mode_lying_timeout_s <= 0:
+            problems.append(f"sport_mode_lying_timeout_s must be positive, got {self.sport_mode_lying_timeout_s}")
         if problems:
             raise ParamError("; ".join(problems))
         return self
@@ -102,6 +135,8 @@ class PolicyNodeParams:
     def _go1_problems(self) -> list[str]:
         """The Go1's UDP link: ports, peer address, the interface that reaches it, Go2-only choices."""
         problems = []
+        if self.restore_sport_mode:
+            problems.append("restore_sport_mode is for the Go2 only; set it false")
         if self.release_sport_mode:
             problems.append("release_sport_mode is for the Go2 only: the Go1 leaves sport mode with its remote "
                             "(L2+A, L2+B, then L1+L2+start for low-level mode); set it false")

@@ -12,7 +12,11 @@ A thin shell over `surrogait_core.policy.policy_controller` (all decisions) and
     damping request switches the stream at once. It publishes JointState / Imu at `feedback_rate_hz`;
   - the ROS executor (the main thread, `surrogait_core.runtime.ros_node.run_node`) serves the Trigger
     services and cmd_vel / safety / odometry topics, and logs the controller's events when the
-    control thread signals new ones.
+    control thread signals new ones. `policy/stand_up` runs the pre-flight first (a second of rt/lowstate
+    from its own reader, judged by `surrogait_core.inputs.preflight`), `policy/pre_flight` runs it alone,
+    `policy/dry_run_report` answers the suspended dry run's comparison (docs/robot.md).
+Every sample's CRC, the stream's rate, its clock and the IMU are judged by the controller's input guard
+(`surrogait_core.policy.input_guard`); issues are named in the log and on /diagnostics.
 
 Run: `policy_node --ros-args --params-file ros2_ws/src/surrogait_policy/config/policy_node.yaml`
 """
@@ -32,11 +36,23 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import String
+from std_msgs.msg import String, UInt8MultiArray
 from std_srvs.srv import Trigger
 
 from surrogait_core import interfaces
+from surrogait_core.inputs.foot_force import NONE, load_calibration
+from surrogait_core.inputs.preflight import (
+    PREFLIGHT_DURATION_S,
+    PreflightLimits,
+    PreflightRecorder,
+    PreflightReport,
+    run_preflight,
+)
+from surrogait_core.inputs.sample_clock import CLOCK_FROZEN
+from surrogait_core.inputs.sanity import SanityConfig
+from surrogait_core.inputs.stream_stats import required_lowstate_rate_hz
 from surrogait_core.policy.contract import ContractError
+from surrogait_core.policy.input_guard import InputGuardConfig
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_controller import ControllerConfig, MotorTargets, PolicyController
 from surrogait_core.policy.policy_fsm import PolicyState
@@ -76,14 +92,30 @@ class PolicyNode(Node):
             raise ContractError(f"{self.params.policy_path}: the policy's joint order {list(contract.joint_names)} is "
                                 f"not the {spec.name}'s SDK motor order {list(spec.joint_names)}; re-export it")
         self.joint_names = list(contract.joint_names)
+        p = self.params
+        min_rate_hz = required_lowstate_rate_hz(contract.control_dt_s)
         config = ControllerConfig(
-            stand_up_duration_s=self.params.stand_up_duration_s,
-            damping_kd=self.params.damping_kd,
-            state_timeout_s=self.params.state_timeout_s,
-            estimator_timeout_s=self.params.estimator_timeout_s,
-            command_timeout_s=self.params.cmd_vel_timeout_s,
-            reset_requires_safety_ok=self.params.reset_requires_safety_ok,
+            stand_up_duration_s=p.stand_up_duration_s,
+            damping_kd=p.damping_kd,
+            state_timeout_s=p.state_timeout_s,
+            estimator_timeout_s=p.estimator_timeout_s,
+            command_timeout_s=p.cmd_vel_timeout_s,
+            reset_requires_safety_ok=p.reset_requires_safety_ok,
+            inputs=InputGuardConfig(SanityConfig(min_rate_hz=min_rate_hz, check_feet=p.foot_force_units != NONE),
+                                    allow_without_crc=p.allow_lowstate_without_crc,
+                                    frozen_observation_steps=p.frozen_observation_steps),
+            preflight_required=p.preflight_before_stand_up,
+            dry_run_gain_fraction=p.dry_run_gain_fraction,
         )
+        # What the pre-flight holds the robot to: the rate the contract needs, gaps no longer than the safety
+        # monitor's stale-state threshold (2.5 control periods), the folded pose unless hung for a dry run.
+        self.preflight_limits = PreflightLimits(min_rate_hz=min_rate_hz, max_gap_ms=2.5e3 * contract.control_dt_s,
+                                                allow_without_crc=p.allow_lowstate_without_crc,
+                                                folded_envelope=p.dry_run_gain_fraction == 0.0,
+                                                min_battery_v=25.0 if p.robot == "go2" else 20.0)
+        self._preflight_lock = threading.Lock()
+        self._feed_recorder: PreflightRecorder | None = None  # a pre-flight fed by the control loop (Go1)
+        self._preflight_thread: threading.Thread | None = None
         self.controller = PolicyController(PolicyRunner(policy), config)
         self.commands_per_step = commands_per_policy_step(self.params.command_rate_hz, contract.control_dt_s)
         command_dt_s = contract.control_dt_s / self.commands_per_step
@@ -107,7 +139,10 @@ class PolicyNode(Node):
         self.create_subscription(String, interfaces.SAFETY_STATE, self._on_safety_state, LATCHED)
         if self.controller.runner.needs_base_lin_vel:
             self.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 10)
-        for request, name in (("stand_up", interfaces.SRV_STAND_UP), ("walk", interfaces.SRV_WALK),
+        self.create_service(Trigger, interfaces.SRV_STAND_UP, self._on_stand_up)
+        self.create_service(Trigger, interfaces.SRV_PRE_FLIGHT, self._on_pre_flight)
+        self.create_service(Trigger, interfaces.SRV_DRY_RUN_REPORT, self._on_dry_run_report)
+        for request, name in (("walk", interfaces.SRV_WALK),
                               ("stop_walk", interfaces.SRV_STOP_WALK), ("damp", interfaces.SRV_DAMP),
                               ("reset", SRV_RESET)):
             self.create_service(Trigger, name, self._trigger_handler(request))
@@ -116,6 +151,11 @@ class PolicyNode(Node):
             self.create_service(Trigger, interfaces.SRV_GAIT_PREFIX + gait.name,
                                 self._trigger_handler(f"gait:{gait.name}"))
         self._gait_pub = self.create_publisher(String, interfaces.POLICY_GAIT, LATCHED)
+        # While walking, the gait schedule's stance feet each policy step: the estimator's contacts when the
+        # foot sensors cannot be used.
+        self._stance_pub = self.create_publisher(UInt8MultiArray, interfaces.POLICY_GAIT_STANCE, 10)
+        self._stance_msg = UInt8MultiArray()
+        self._scheduled: np.ndarray | None = None
         self._published_gait: str | None = None
         self.create_timer(self.params.diagnostics_period_s, self._publish_diagnostics)
         # Events are logged on the executor when the control thread signals new ones: a polling
@@ -160,6 +200,8 @@ class PolicyNode(Node):
             self._link.close()
         if self.params.timing_log_path:
             self._save_timing(Path(self.params.timing_log_path))
+        if self.controller.dry_run is not None:
+            self.get_logger().info(self.controller.dry_run.report(self.controller.runner.contract.control_dt_s))
 
     def _control_loop(self) -> None:
         # The control loop preempts other processes (and this process's other threads) when its deadline comes.
@@ -182,12 +224,15 @@ class PolicyNode(Node):
                     self._next_policy_cycle = (tick.index // self.commands_per_step + 1) * self.commands_per_step
                     sample = self._link.take()
                     if sample is not None:
-                        self.controller.on_lowstate(sample.state, tick.wake_s)
+                        self.controller.on_lowstate(sample.state, tick.wake_s, sample.received, sample.crc_ok)
                         source_time_s = sample.source_time_s
+                        if (recorder := self._feed_recorder) is not None:
+                            recorder.add(sample.state, tick.wake_s, crc_ok=sample.crc_ok, received=sample.received)
                     damp_on_protection(self._link, self.controller, tick.wake_s)
                 if policy_step or self.controller.damping_pending():
                     out = self.controller.cycle(tick.wake_s)
                     targets, state, inference_s = out.targets, out.state, out.inference_s
+                    self._scheduled = out.scheduled_stance
                 # Inside the guard: targets the robot's packet cannot carry (Go1WireError) are refused
                 # before anything is sent, and damping goes out instead.
                 self._link.write(targets)
@@ -215,6 +260,10 @@ class PolicyNode(Node):
             if self.controller.gait != self._published_gait:
                 self._gait_pub.publish(String(data=self.controller.gait))
                 self._published_gait = self.controller.gait
+            if (scheduled := self._scheduled) is not None:
+                self._scheduled = None
+                self._stance_msg.data = [int(v) for v in scheduled]
+                self._stance_pub.publish(self._stance_msg)
             if tick.index % self.feedback_every_n_cycles == 0:
                 self._publish_robot_state()
             if tick.wake_s >= self._next_summary_s and self.stats.cycles >= 2:  # a period needs two wake-ups
@@ -222,6 +271,12 @@ class PolicyNode(Node):
                 # when the next cycle woke: a 0.6-0.8 ms late wake-up every second.
                 self._loop_summary = self.stats.summary(last=self._diagnostics_window)
                 self._next_summary_s = tick.wake_s + self.params.diagnostics_period_s
+            if self.controller.preflight_wanted and (self._preflight_thread is None
+                                                     or not self._preflight_thread.is_alive()):
+                # A stand-up asked without a pre-flight (the gamepad's chord): run one off this thread, then stand.
+                self._preflight_thread = threading.Thread(target=self._preflight_then_stand_up, name="preflight",
+                                                          daemon=True)
+                self._preflight_thread.start()
             if len(self.controller.events) != self._events_signalled:
                 self._events_signalled = len(self.controller.events)
                 self._events_guard.trigger()
@@ -245,6 +300,62 @@ class PolicyNode(Node):
         w.x, w.y, w.z = (float(v) for v in robot.gyro_b)
         a.x, a.y, a.z = (float(v) for v in robot.accel_b)
         self._imu_pub.publish(imu)
+
+    # ---- pre-flight ---------------------------------------------------------------------------
+    def run_preflight(self) -> PreflightReport:
+        """Record a second of rt/lowstate, judge it, log the table, tell the controller; returns the report."""
+        with self._preflight_lock:
+            capture = self._preflight_capture(PREFLIGHT_DURATION_S)
+            p = self.params
+            serial = capture.health.serial if capture.health is not None else None
+            calibration, problem = load_calibration(p.foot_force_calibration_dir, p.robot, serial) \
+                if p.foot_force_units == "raw" else (None, "")
+            report = run_preflight(capture, self.preflight_limits, robot=p.robot, foot_force_units=p.foot_force_units,
+                                   calibration=calibration, calibration_problem=problem)
+            (self.get_logger().info if report.passed else self.get_logger().warn)("pre-flight:\n" + report.table())
+            self.controller.on_preflight(report, time.monotonic())
+            return report
+
+    def _preflight_capture(self, duration_s: float):
+        capture = getattr(self._link, "preflight_capture", None)
+        if capture is not None:
+            return capture(duration_s)
+        # The Go1's socket has one reader, the control loop: it feeds the recorder while the capture lasts.
+        recorder = PreflightRecorder(duration_s)
+        refused_before = getattr(self._link, "refused", 0)
+        self._feed_recorder = recorder
+        deadline = time.monotonic() + duration_s + 0.5
+        while not recorder.done(time.monotonic()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._feed_recorder = None
+        recorder.crc_checked += recorder.received
+        recorder.crc_failures += getattr(self._link, "refused", 0) - refused_before
+        return recorder.capture()
+
+    def _preflight_then_stand_up(self) -> None:
+        if self.run_preflight().passed:
+            self.controller.request("stand_up", time.monotonic(), source="gamepad (pre-flight passed)")
+
+    def _on_stand_up(self, _req: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self.params.preflight_before_stand_up and self.controller.state is PolicyState.PASSIVE:
+            self.run_preflight()
+        result = self.controller.request("stand_up", time.monotonic())
+        response.success, response.message = result.accepted, result.message
+        return response
+
+    def _on_pre_flight(self, _req: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        report = self.run_preflight()
+        response.success, response.message = report.passed, report.table()
+        return response
+
+    def _on_dry_run_report(self, _req: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        tracker = self.controller.dry_run
+        if tracker is None:
+            response.success, response.message = False, "not a dry run (dry_run_gain_fraction is 0)"
+        else:
+            response.success = bool(tracker.joints()) and not tracker.suspects()
+            response.message = tracker.report(self.controller.runner.contract.control_dt_s)
+        return response
 
     def _trigger_handler(self, request: str):
         def handle(_req: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
@@ -279,8 +390,15 @@ class PolicyNode(Node):
         summary = self._loop_summary
         state = self.controller.state
         status = DiagnosticStatus(name=f"{NODE_NAME}: control loop", hardware_id=self.params.robot)
+        issues, input_facts = self.controller.input_report(time.monotonic())
         if state is PolicyState.DAMP:
             status.level, status.message = DiagnosticStatus.ERROR, f"DAMP: {self.controller.fsm.damp_cause}"
+        elif issues:
+            # Inputs the node adapts to (a frozen tick, stuck foot sensors) or refuses to stand or walk on.
+            status.level = DiagnosticStatus.WARN
+            status.message = f"{state.value}; inputs: " + "; ".join(
+                f"{cause}" + (" (gait clock on this computer's clock)" if cause == CLOCK_FROZEN else "")
+                for cause in issues)
         elif summary.get("period_dev_p99_ms", 0.0) > 1.0:
             status.level, status.message = DiagnosticStatus.WARN, f"{state.value}; loop jitter above 1 ms"
         else:
@@ -290,6 +408,8 @@ class PolicyNode(Node):
                   "policy_rate_hz": f"{1 / (period_s * self.commands_per_step):g}",
                   "overruns": self.scheduler.overruns, "skipped": self.scheduler.skipped}
         values.update({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in summary.items()})
+        values.update(input_facts)
+        values.update({f"input_{cause}": issue.detail for cause, issue in issues.items()})
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
+from surrogait_core.inputs.preflight import FOLDED_JOINT_POS, FOLDED_TOLERANCE_RAD, PreflightCapture
 from surrogait_core.policy.policy_controller import MotorTargets, PolicyController
 from surrogait_core.policy.policy_fsm import PolicyState
 from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.wire.latest_lowstate import LatestLowState, LowStateSample
+from surrogait_core.wire.lowstate_capture import LowStateCapture
 from surrogait_policy.lowcmd_writer import LowCmdWriter
-from surrogait_policy.sport_mode import make_motion_switcher, release_sport_mode
+from surrogait_policy.sport_mode import hand_over, make_motion_switcher, make_sport_client, restore_sport_mode
 
 if TYPE_CHECKING:
     from surrogait_policy.params import PolicyNodeParams
@@ -39,8 +43,18 @@ class RobotLink(Protocol):
         """Release the wire (after the last damping LowCmd)."""
 
 
+LOWSTATE_DEPTH = 32  # samples DDS keeps between the control loop's takes (10 arrive per 20 ms at 500 Hz): counted
+LYING_MAX_JOINT_VEL = 0.2  # rad/s: "still" for the sport-mode hand-over
+
+
+def lying_folded(joint_pos: np.ndarray, joint_vel: np.ndarray) -> bool:
+    """Does the robot lie folded and still (the pre-flight's envelope)?"""
+    return bool(np.all(np.abs(joint_pos - FOLDED_JOINT_POS) <= FOLDED_TOLERANCE_RAD)
+                and np.all(np.abs(joint_vel) <= LYING_MAX_JOINT_VEL))
+
+
 class Go2Link:
-    """rt/lowcmd and rt/lowstate on unitree_sdk2 DDS, the built-in sport controller released first if asked."""
+    """rt/lowcmd and rt/lowstate on unitree_sdk2 DDS, the robot handed over from the sport controller first if asked."""
 
     def __init__(self, params: PolicyNodeParams, log: Callable[[str], None]):
         from cyclonedds.domain import DomainParticipant
@@ -48,12 +62,27 @@ class Go2Link:
 
         # Configures the DDS domain (interface included) that the participant below joins.
         ChannelFactoryInitialize(params.dds_domain, params.network_interface)
-        if params.release_sport_mode:
-            release_sport_mode(make_motion_switcher(), log=log)
         self._participant = DomainParticipant(params.dds_domain)
+        self._lowstate = LatestLowState(self._participant, depth=LOWSTATE_DEPTH, check_crc=True)
+        self._capture = LowStateCapture(self._participant)
+        self._log = log
+        self._switcher = None
+        self._released_mode = ""
+        self._restore = params.restore_sport_mode
+        if params.release_sport_mode:
+            self._switcher = make_motion_switcher()
+            self._released_mode = hand_over(self._switcher, make_sport_client(), self._lying, log=log,
+                                            lying_timeout_s=params.sport_mode_lying_timeout_s)
         self._lowcmd = LowCmdWriter(self._participant)
-        self._lowstate = LatestLowState(self._participant)
         log(f"unitree_sdk2 DDS domain {params.dds_domain} on {params.network_interface}")
+
+    def _lying(self) -> bool:
+        sample = self._lowstate.take()
+        return sample is not None and lying_folded(sample.state.joint_pos, sample.state.joint_vel)
+
+    def preflight_capture(self, duration_s: float) -> PreflightCapture:
+        """Every rt/lowstate sample of the next `duration_s`, with its arrival, delay and CRC (its own reader)."""
+        return self._capture.capture(duration_s)
 
     def write(self, targets: MotorTargets) -> None:
         self._lowcmd.write(targets)
@@ -65,7 +94,9 @@ class Go2Link:
         return None  # the Go2's SDK has no protection layer of this kind
 
     def close(self) -> None:
-        pass  # DDS entities go with the process
+        # DDS entities go with the process; the sport controller gets the robot back if asked (after damping).
+        if self._restore and self._switcher is not None and self._released_mode:
+            restore_sport_mode(self._switcher, self._released_mode, self._log)
 
 
 def open_link(params: PolicyNodeParams, damping: MotorTargets, command_period_s: float,

@@ -37,6 +37,9 @@ class SafetyMonitorParams:
                                                                 "its LowCmds to; its LowStates come back from it")
     udp_estimator_port: int = param(go1_wire.ESTIMATOR_LOWSTATE_PORT, "go1: every LowState is also forwarded to "
                                                                        "127.0.0.1 at this port (0 = none)")
+    allow_lowstate_without_crc: bool = param(False, "go2: judge rt/lowstate samples whose CRC fails: ONLY for a "
+                                                    "simulator that leaves LowState's crc unset; never on the robot")
+    diagnostics_period_s: float = param(1.0, "period of the monitor's /diagnostics (latched state, input issues), s")
     check_rate_hz: float = param(200.0, "rate of the checks, Hz (20..2000, at least the policy's control rate)")
     realtime_priority: int = param(0, "SCHED_FIFO priority of the process, 1..99 (0 = normal scheduling; needs "
                                       "root or CAP_SYS_NICE)")
@@ -65,6 +68,8 @@ class SafetyMonitorParams:
                                  "socket of the gateway: give each its own port")
         if not 0 <= self.dds_domain <= 232:
             raise ParamError(f"parameter 'dds_domain' must be an integer 0..232, got {self.dds_domain!r}")
+        if self.diagnostics_period_s <= 0:
+            raise ParamError(f"parameter 'diagnostics_period_s' must be positive, got {self.diagnostics_period_s!r}")
         if not 20.0 <= self.check_rate_hz <= 2000.0:
             raise ParamError(f"parameter 'check_rate_hz' must be 20..2000 Hz, got {self.check_rate_hz!r}")
         if not self.policy_path:

@@ -27,7 +27,7 @@ import threading
 import time
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
@@ -82,11 +82,14 @@ class LowStatePoller:
     """
 
     def __init__(self, participant):
-        self._latest = LatestLowState(participant)
+        # A few samples deep (2-3 arrive between polls at 200 Hz): counted for the stream's rate, the newest decoded
+        # and its CRC checked.
+        self._latest = LatestLowState(participant, depth=16, check_crc=True)
         self._last_poll: float | None = None
 
-    def poll(self) -> tuple[LowStateView, float] | None:
-        """(state, monotonic arrival time) of the newest sample since the last call, or None."""
+    def poll(self) -> tuple[LowStateView, float, int, bool | None] | None:
+        """(state, monotonic arrival time, samples since the last poll, its CRC verdict) of the newest sample
+        since the last call, or None."""
         now = time.monotonic()
         since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
         self._last_poll = now
@@ -94,7 +97,7 @@ class LowStatePoller:
         if sample is None:
             return None
         age = time.time() - sample.source_time_s
-        return sample.state, now - min(max(age, 0.0), since_last_poll)
+        return sample.state, now - min(max(age, 0.0), since_last_poll), sample.received, sample.crc_ok
 
 
 class SafetyMonitorNode(Node):
@@ -106,12 +109,14 @@ class SafetyMonitorNode(Node):
         # The watchdog must not be starved into false "stale" verdicts (or late real ones).
         enter_realtime(self.params.realtime_priority, self.get_logger())
         self.lock = threading.Lock()
-        self.monitor = SafetyMonitor(self.th)
+        self.monitor = SafetyMonitor(self.th, self.params.allow_lowstate_without_crc)
         self.height_from_legs = LegKinematicsHeight(self.spec)
         self.log = FaultLog(self.log_path)
         self.log.write("start", detail=f"safety monitor started (robot {self.spec.name}, {self._wire_name()})",
                        values=self._config_summary(), action="OK")
         self._decoded_state_t = -1.0  # Go1: the arrival time of the newest LowState judged
+        self._go1_lowstates = 0  # Go1: LowStates the gateway forwarded (its thread counts)
+        self._go1_lowstates_judged = 0
         self._last_check_s: float | None = None  # monotonic start of the latest check (own-stall detection)
         self._odom_height: tuple[float, float, float] | None = None  # (m, std m, monotonic s)
         self._policy_state = ""
@@ -132,6 +137,8 @@ class SafetyMonitorNode(Node):
         self.create_subscription(DiagnosticArray, interfaces.DIAGNOSTICS, self._on_diagnostics, 10)
         self._policy_cause_logged = False
         self.create_service(Trigger, interfaces.SRV_ESTOP, self._on_estop_service)
+        self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
+        self.create_timer(self.params.diagnostics_period_s, self._publish_diagnostics)
         self.create_service(Trigger, interfaces.SRV_SAFETY_RESET, self._on_reset)
         self._publish_state()
         # The checks run in their own thread on absolute deadlines rather than in an rclpy timer:
@@ -297,6 +304,7 @@ class SafetyMonitorNode(Node):
 
     def _on_go1_lowstate(self, packet: bytes, arrival_t: float) -> None:
         self._latest_lowstate = (packet, arrival_t)  # decoded by the check thread, only the newest
+        self._go1_lowstates += 1
 
     def _refresh_go1_state(self):
         latest = self._latest_lowstate
@@ -307,7 +315,9 @@ class SafetyMonitorNode(Node):
         if go1_wire.lowstate_drop_reason(packet) is not None:
             return  # not a LowState the SDK would take; the policy node refuses it too
         self.counts["lowstate"] += 1
-        self.monitor.on_lowstate(go1_wire.decode_lowstate(packet), arrival_t)
+        forwarded = self._go1_lowstates
+        received, self._go1_lowstates_judged = forwarded - self._go1_lowstates_judged, forwarded
+        self.monitor.on_lowstate(go1_wire.decode_lowstate(packet), arrival_t, received)
 
     def _refresh_state(self):
         latest = self._state_reader.poll()
@@ -432,6 +442,30 @@ class SafetyMonitorNode(Node):
                                      self.th.estimator_height_max_std_m, self.params.odom_timeout_s)
         if chosen is not None:
             self.monitor.on_base_height(*chosen, now)
+
+    def _publish_diagnostics(self):
+        """The latched state, and every input issue by cause (what the fault log names), once a period."""
+        with self.lock:
+            latched, cause = self.monitor.latched, self.monitor.cause
+            issues = self.monitor.inputs.issues()
+            watch = self.monitor.inputs
+            values = {"state": "DAMP" if latched else "OK", "cause": cause, "clock_source": watch.clock.source,
+                      "lowstate_crc_failures": watch.crc_failures, "lowstate_crc_checked": watch.crc_checked,
+                      **{k: v for k, v in self.counts.items()}}
+            if watch.rate.last_rate_hz is not None:
+                values["lowstate_rate_hz"] = f"{watch.rate.last_rate_hz:.0f}"
+        values.update({f"input_{c}": issue.detail for c, issue in issues.items()})
+        status = DiagnosticStatus(name=f"{NODE_NAME}: inputs and latch", hardware_id=self.spec.name)
+        if latched:
+            status.level, status.message = DiagnosticStatus.ERROR, f"DAMP: {cause}"
+        elif issues:
+            status.level, status.message = DiagnosticStatus.WARN, "inputs: " + ", ".join(issues)
+        else:
+            status.level, status.message = DiagnosticStatus.OK, "OK"
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(array)
 
     def _publish_state(self):
         msg = String()

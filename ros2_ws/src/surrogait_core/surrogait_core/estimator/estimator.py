@@ -26,6 +26,7 @@ import numpy as np
 from surrogait_core.estimator import samples as S
 from surrogait_core.estimator.contact import ContactConfig, ContactDetector
 from surrogait_core.estimator.kalman import KalmanConfig, LegOdometryKF
+from surrogait_core.estimator.kinematic_contact import KinematicContactConfig, kinematic_stance, pseudo_foot_force
 from surrogait_core.estimator.leg_kinematics import LegKinematics
 from surrogait_core.estimator.trust import FilterStatus, HeightTrust, TrustConfig, assess_height
 from surrogait_core.robot_spec import RobotSpec
@@ -62,6 +63,7 @@ def foot_roll_velocity_w(foot_ang_vel_b: np.ndarray, omega_b: np.ndarray, rot_wb
 class EstimatorConfig:
     kalman: KalmanConfig = dataclasses.field(default_factory=KalmanConfig)
     contact: ContactConfig = dataclasses.field(default_factory=ContactConfig)
+    kinematic_contact: KinematicContactConfig = dataclasses.field(default_factory=KinematicContactConfig)
     trust: TrustConfig = dataclasses.field(default_factory=TrustConfig)
     gravity_mps2: float = 9.81
     nominal_dt_s: float = 0.002  # the robot's state rate (500 Hz); longer steps count as dropped samples
@@ -153,7 +155,11 @@ class StateEstimator:
         self.last_estimate: Estimate | None = None
 
     # -- public --------------------------------------------------------------------------------
-    def step(self, sample: S.ProprioSample, scheduled_stance: np.ndarray | None = None) -> Estimate | None:
+    def step(self, sample: S.ProprioSample, scheduled_stance: np.ndarray | None = None,
+             contact_from_kinematics: bool = False) -> Estimate | None:
+        """One sample. `scheduled_stance`: the gait schedule's stance mask while walking (None: none);
+        `contact_from_kinematics`: the foot forces cannot be used (none, uncalibrated or stuck): contacts come
+        from leg kinematics and the schedule (`kinematic_contact`) instead."""
         reason = S.check_sample(sample, self.spec.num_joints, self.config.quat_norm_tolerance)
         if reason is None and self._last_time_s is not None and not sample.time_s > self._last_time_s:
             reason = S.TIME_NOT_ADVANCING
@@ -182,9 +188,14 @@ class StateEstimator:
         if self.config.rolling_feet and self.spec.foot_radius_m > 0.0:
             foot_roll_w = foot_roll_velocity_w(legs.ang_vel_b, omega_b, rot_wb, self.spec.foot_radius_m)
 
+        foot_force = sample.foot_force
+        if contact_from_kinematics:
+            stance_k = kinematic_stance(foot_rel_w, scheduled_stance, self.config.kinematic_contact)
+            foot_force = pseudo_foot_force(stance_k, self.config.contact.force_on)
+            scheduled_stance = None  # already fused
         if not self.kf.initialized or not self.kf.is_finite():
             dt = self.config.nominal_dt_s
-            stance = self.contacts.update(sample.foot_force, dt, scheduled_stance)
+            stance = self.contacts.update(foot_force, dt, scheduled_stance)
             self._initialize(foot_rel_w, stance)
             self._last_reset_s = sample.time_s
         else:
@@ -194,7 +205,7 @@ class StateEstimator:
                 # A few late or lost samples are normal on a loaded computer or network: counted, not a WARN.
                 missed = int(round(dt / self.config.nominal_dt_s)) - 1
                 self._dropped += max(0, missed - self._unprocessed_since_accept)  # those are counted already
-            stance = self.contacts.update(sample.foot_force, dt, scheduled_stance)
+            stance = self.contacts.update(foot_force, dt, scheduled_stance)
             if gap:
                 self._note_trouble(sample.time_s, f"a {dt:.2f} s gap in the samples")
                 # Feet may have moved and the IMU was not integrated: predict at constant velocity with

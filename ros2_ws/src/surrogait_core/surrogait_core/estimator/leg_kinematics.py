@@ -78,6 +78,12 @@ class LegKinematics:
             ang[i] = rot_bw @ twist.angular
         return FeetMotion(pos, vel, ang)
 
+    def com_b(self, joint_pos: np.ndarray) -> np.ndarray:
+        """The whole robot's centre of mass relative to the base origin, base frame, m (MJCF masses)."""
+        self._set_joints(joint_pos, None)
+        com_w = pin.centerOfMass(self.model, self.data, self._q)
+        return self._world_T_base.rotation.T @ (com_w - self._world_T_base.translation)
+
     def feet(self, joint_pos: np.ndarray, joint_vel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Foot positions (4, 3) in m and velocities (4, 3) in m/s, base frame, SDK leg order."""
         motion = self.feet_motion(joint_pos, joint_vel)

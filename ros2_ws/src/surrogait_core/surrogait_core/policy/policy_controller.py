@@ -16,7 +16,11 @@ import threading
 
 import numpy as np
 
+from surrogait_core.inputs.preflight import PreflightReport
 from surrogait_core.policy.command_input import ChordDetector, CommandInput, gait_chords
+from surrogait_core.policy.dry_run import DryRunTracker
+from surrogait_core.policy.gait import leg_phases, stance_mask
+from surrogait_core.policy.input_guard import InputGuard, InputGuardConfig
 from surrogait_core.policy.policy_fsm import DAMPING_STATES, PolicyFsm, PolicyState, StandUpTrajectory, Transition
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.wire.go2_wire import NUM_MOTORS, LowStateView
@@ -61,7 +65,19 @@ class ControllerConfig:
     # hypervisor pausing every vCPU); the state and odometry time-outs then count from its return.
     own_stall_s: float = 0.02
     reset_requires_safety_ok: bool = True  # DAMP → PASSIVE only when the safety monitor says OK
+    inputs: InputGuardConfig = InputGuardConfig()  # what is checked on the robot's state (input_guard)
+    # stand_up only right after a passed pre-flight (`on_preflight`): the node runs one for every stand-up.
+    preflight_required: bool = False
+    # Suspended dry run: kp and kd of every stiff command scaled by this fraction (0 = off), so a robot hung in a
+    # harness moves its legs gently through the policy's motion (docs/robot.md, "Suspended dry run").
+    dry_run_gain_fraction: float = 0.0
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.dry_run_gain_fraction < 1.0:
+            raise ValueError(f"dry_run_gain_fraction must be in [0, 1) (0 = off), got {self.dry_run_gain_fraction}")
+
+
+PREFLIGHT_VALID_S = 5.0  # a passed pre-flight clears a stand-up this long afterwards, once
 
 @dataclasses.dataclass(frozen=True)
 class CycleOutput:
@@ -70,6 +86,7 @@ class CycleOutput:
     command: np.ndarray  # (vx, vy, yaw rate) being followed
     inference_s: float | None  # onnxruntime time, WALK only
     state_age_s: float | None  # age of the robot state the targets were computed from
+    scheduled_stance: np.ndarray | None = None  # WALK: the feet the gait schedule puts on the ground now
 
 
 class PolicyController:
@@ -80,8 +97,13 @@ class PolicyController:
         self.fsm = PolicyFsm(config.stand_up_duration_s)
         self.commands = CommandInput(contract.command_ranges, timeout_s=config.command_timeout_s)
         self.chords = ChordDetector(extra=gait_chords(contract.gait_names) if contract.gaits else ())
-        self.kp = np.asarray(contract.kp, dtype=np.float64)
-        self.kd = np.asarray(contract.kd, dtype=np.float64)
+        gain = config.dry_run_gain_fraction or 1.0
+        self.kp = np.asarray(contract.kp, dtype=np.float64) * gain
+        self.kd = np.asarray(contract.kd, dtype=np.float64) * gain
+        self.inputs = InputGuard(config.inputs)
+        self.dry_run = DryRunTracker() if config.dry_run_gain_fraction else None  # commanded vs measured, walking
+        self._preflight: tuple[PreflightReport, float] | None = None  # the latest, until a stand-up uses it
+        self.preflight_wanted = False  # a stand-up was asked (gamepad) without a pre-flight: the node runs one
         self.default_pose = runner.default_joint_pos
         self._lock = threading.RLock()
         self._state: LowStateView | None = None
@@ -91,9 +113,10 @@ class PolicyController:
         self._stall_back_s = -np.inf  # when the control loop last came back from a stall of its own
         self._safety_ok: bool | None = None  # None until the safety monitor has spoken
         self._stand_up: StandUpTrajectory | None = None
-        # The gait clock: phase (cycles) `_clock_phase0` at robot tick `_clock_tick_ms`, advancing at the
-        # current gait's rate. A gait switch re-anchors it, so the phase runs on without a jump.
-        self._clock_tick_ms = 0
+        # The gait clock: phase (cycles) `_clock_phase0` at robot time `_clock_robot_s` (the inputs' clock: the
+        # robot's tick, or this computer's when the tick is frozen), advancing at the current gait's rate. A gait
+        # switch re-anchors it, so the phase runs on without a jump.
+        self._clock_robot_s = 0.0
         self._clock_phase0 = 0.0
         self._to_default: tuple[StandUpTrajectory, float] | None = None  # (blend, start time) after walking
         self._last_q = self.default_pose.copy()  # last position targets written
@@ -101,8 +124,17 @@ class PolicyController:
         self.events: list[tuple[float, str]] = []  # (time, what happened), for logs and diagnostics
 
     # ---- inputs ---------------------------------------------------------------------------
-    def on_lowstate(self, state: LowStateView, now_s: float) -> None:
+    def on_lowstate(self, state: LowStateView, now_s: float, received: int | None = None,
+                    crc_ok: bool | None = None) -> None:
+        """The newest LowState, taken at `now_s`; `received`: samples that arrived since the previous one taken
+        (this one included; None: not counted, the stream's rate is not judged); `crc_ok`: its CRC verdict
+        (None: not checked)."""
         with self._lock:
+            usable = self.inputs.on_sample(state, now_s, received, crc_ok)
+            self.events += [(now_s, what) for what in self.inputs.events]
+            self.inputs.events.clear()
+            if not usable:
+                return
             self._state, self._state_time_s = state, now_s
             self.commands.set_gamepad(state.gamepad, now_s)
             for request in self.chords.update(state.gamepad.keys):
@@ -125,6 +157,7 @@ class PolicyController:
         """
         with self._lock:
             self._stall_back_s = now_s
+            self.inputs.on_own_stall(now_s)
             self.events.append((now_s, f"control loop stalled for {gap_s * 1e3:.0f} ms (this process or the "
                                        "host was descheduled): holding the targets until a fresh state"))
 
@@ -139,12 +172,21 @@ class PolicyController:
         with self._lock:
             return self._request(name, now_s, source)
 
+    def on_preflight(self, report: PreflightReport, now_s: float) -> None:
+        """A pre-flight's verdict; a passed one clears the next stand-up within PREFLIGHT_VALID_S."""
+        with self._lock:
+            self._preflight = (report, now_s)
+            self.preflight_wanted = False
+            self.events.append((now_s, report.summary()))
+
     # ---- the cycle --------------------------------------------------------------------------
     def cycle(self, now_s: float) -> CycleOutput:
         with self._lock:
             state_age = now_s - self._state_time_s if self._state is not None else None
             if self.fsm.state not in DAMPING_STATES and not self._state_fresh(now_s):
                 self._damp(f"no rt/lowstate for more than {self.config.state_timeout_s * 1e3:.0f} ms", now_s)
+            if self.fsm.state not in DAMPING_STATES and (cause := self.inputs.fault()) is not None:
+                self._damp(f"input {cause}", now_s)
             if self.fsm.state is PolicyState.WALK and self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
                 self._damp(f"no state-estimator odometry for more than {self.config.estimator_timeout_s * 1e3:.0f} ms",
                            now_s)
@@ -153,6 +195,7 @@ class PolicyController:
                 self._entered(state, now_s)
             command = self.commands.command(now_s) if state is PolicyState.WALK else np.zeros(3)
             inference_s = None
+            scheduled = None
             if state in DAMPING_STATES:
                 targets = MotorTargets.damping(self.config.damping_kd)
             elif state is PolicyState.STAND_UP:
@@ -166,23 +209,41 @@ class PolicyController:
             elif self._state_time_s < self._stall_back_s:
                 targets = MotorTargets.position(self._last_q, self.kp, self.kd)
             else:
-                out = self.runner.step(self._state, command, self._gait_time_s(), self._base_lin_vel_b)
+                gait_time_s = self._gait_time_s()
+                out = self.runner.step(self._state, command, gait_time_s, self._base_lin_vel_b)
+                scheduled = stance_mask(self.runner.gait, leg_phases(self.runner.gait, gait_time_s))
                 inference_s = out.inference_s
-                if out.finite:
+                frozen = out.observation is not None and \
+                    self.inputs.on_observation(out.observation[self.runner.measured_obs_index])
+                if out.finite and not frozen:
                     targets = MotorTargets.position(out.joint_targets, self.kp, self.kd)
+                    if self.dry_run is not None:
+                        self.dry_run.add(targets.q, self._state.joint_pos)
                 else:
-                    self._damp("policy output is not finite", now_s)
+                    self._damp("policy output is not finite" if not out.finite
+                               else self.inputs.frozen_observation_cause(), now_s)
                     state = self.fsm.state
                     self._entered(state, now_s)
                     targets = MotorTargets.damping(self.config.damping_kd)
             if not targets.is_damping:
                 self._last_q = targets.q
-            return CycleOutput(state, targets, command, inference_s, state_age)
+            return CycleOutput(state, targets, command, inference_s, state_age,
+                               scheduled if state is PolicyState.WALK else None)
 
     def damping_pending(self) -> bool:
         """A damping state was entered since the last cycle (a request from another thread): the motor
         stream must switch to damping now, not up to a control period later."""
         return self.fsm.state in DAMPING_STATES and self._last_state not in DAMPING_STATES
+
+    def input_report(self, now_s: float) -> tuple[dict, dict]:
+        """(input issues by cause, facts about the inputs) for diagnostics."""
+        with self._lock:
+            inputs = self.inputs
+            facts = {"clock_source": inputs.clock.source, "lowstate_crc_failures": inputs.crc_failures,
+                     "lowstate_crc_checked": inputs.crc_checked}
+            if inputs.rate.last_rate_hz is not None:
+                facts["lowstate_rate_hz"] = f"{inputs.rate.last_rate_hz:.0f}"
+            return inputs.issues(now_s), facts
 
     @property
     def state(self) -> PolicyState:
@@ -202,10 +263,10 @@ class PolicyController:
             now_s - max(self._base_lin_vel_time_s, self._stall_back_s) <= self.config.estimator_timeout_s
 
     def _gait_phase(self) -> float:
-        # The gait clock runs on the robot's clock (LowState tick, ms), not this computer's: on the
-        # robot the two agree, and a rehearsal simulator that falls behind real time stays in step
-        # with the policy's gait instead of seeing its phase jump.
-        elapsed_s = max(0, self._state.tick_ms - self._clock_tick_ms) * 1e-3
+        # The gait clock runs on the robot's clock (LowState tick), not this computer's: on the robot the two
+        # agree, and a rehearsal simulator that falls behind real time stays in step with the policy's gait
+        # instead of seeing its phase jump. A frozen tick: this computer's (inputs.sample_clock).
+        elapsed_s = max(0.0, self.inputs.robot_time_s - self._clock_robot_s)
         return self._clock_phase0 + elapsed_s / self.runner.gait.period_s
 
     def _gait_time_s(self) -> float:
@@ -220,7 +281,7 @@ class PolicyController:
         if state not in (PolicyState.READY, PolicyState.WALK):
             return Transition(False, f"gait {name!r} refused in {state.value}: gaits change in READY or WALK")
         if state is PolicyState.WALK and self._state is not None:
-            self._clock_phase0, self._clock_tick_ms = self._gait_phase(), self._state.tick_ms
+            self._clock_phase0, self._clock_robot_s = self._gait_phase(), self.inputs.robot_time_s
         self.runner.set_gait(name)
         return Transition(True, f"gait {name} (period {self.runner.gait.period_s:g} s, duty factor "
                                 f"{self.runner.gait.duty_factor:g})")
@@ -231,14 +292,11 @@ class PolicyController:
 
     def _request(self, name: str, now_s: float, source: str) -> Transition:
         if name == "stand_up":
-            if not self._state_fresh(now_s):
-                result = Transition(False, "stand_up refused: no fresh rt/lowstate (is the robot or simulator up?)")
-            else:
-                result = self.fsm.stand_up(now_s)
-                if result.accepted:
-                    self._stand_up = StandUpTrajectory(self._state.joint_pos.copy(), self.default_pose.copy())
+            result = self._stand_up_request(now_s)
         elif name == "walk":
-            if self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
+            if (refusal := self.inputs.refusal("walk", now_s)) is not None:
+                result = Transition(False, refusal)
+            elif self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
                 result = Transition(False, "walk refused: this policy needs the state estimator's odometry, "
                                            "and none is fresh (is the estimator node running?)")
             else:
@@ -257,6 +315,27 @@ class PolicyController:
         self.events.append((now_s, f"{source} {name}: {result.message}"))
         return result
 
+    def _stand_up_request(self, now_s: float) -> Transition:
+        if self.fsm.state is not PolicyState.PASSIVE:
+            return self.fsm.stand_up(now_s)  # refused, with the state machine's reason
+        if (refusal := self.inputs.refusal("stand_up", now_s)) is not None:
+            return Transition(False, refusal)
+        if not self._state_fresh(now_s):
+            return Transition(False, "stand_up refused: no fresh rt/lowstate (is the robot or simulator up?)")
+        if self.config.preflight_required:
+            report, at = self._preflight or (None, -np.inf)
+            if report is None or now_s - at > PREFLIGHT_VALID_S:
+                self.preflight_wanted = True
+                return Transition(False, "stand_up refused: no pre-flight yet; it runs now (policy/stand_up runs "
+                                         "one itself; policy/pre_flight prints its table)")
+            if not report.passed:
+                return Transition(False, f"stand_up refused: {report.summary()}")
+            self._preflight = None  # one stand-up per pre-flight
+        result = self.fsm.stand_up(now_s)
+        if result.accepted:
+            self._stand_up = StandUpTrajectory(self._state.joint_pos.copy(), self.default_pose.copy())
+        return result
+
     def _damp(self, cause: str, now_s: float) -> Transition:
         first = self.fsm.state is not PolicyState.DAMP
         result = self.fsm.damp(cause)
@@ -268,7 +347,8 @@ class PolicyController:
         if state is PolicyState.WALK:
             # A walk starts from a clean slate: no stale last action, gait clock at phase 0.
             self.runner.reset()
-            self._clock_tick_ms, self._clock_phase0 = self._state.tick_ms, 0.0
+            self.inputs.start_walk()
+            self._clock_robot_s, self._clock_phase0 = self.inputs.robot_time_s, 0.0
         # Leaving WALK mid-stride: move the targets to the default pose smoothly, never in one jump.
         from_walk = self._last_state is PolicyState.WALK and state is PolicyState.READY
         self._to_default = (StandUpTrajectory(self._last_q.copy(), self.default_pose.copy()), now_s) if from_walk \

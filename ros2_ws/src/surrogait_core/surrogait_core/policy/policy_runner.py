@@ -26,6 +26,7 @@ class PolicyOutput:
     joint_targets: np.ndarray  # rad, SDK order, inside the contract's soft joint range
     action: np.ndarray  # clipped network output
     inference_s: float  # onnxruntime time for this step
+    observation: np.ndarray | None = None  # what the network was given (the node checks it is not frozen)
 
     @property
     def finite(self) -> bool:
@@ -46,6 +47,12 @@ class PolicyRunner:
         self.last_action = np.zeros(self.contract.action_size)
         self.gait: GaitSpec = self.contract.gait  # a multi-gait policy walks with any of its contract's gaits
         self._gait_input = "gait_params" in {t.name for t in self.contract.observation}
+        # Where the observation holds what the robot measured (IMU, encoders, the estimator's velocity): the part
+        # that must change while walking. The clock, command and last action change on their own.
+        offsets = np.cumsum([0] + [t.size for t in self.contract.observation])
+        self.measured_obs_index = np.concatenate(
+            [np.arange(offsets[i], offsets[i + 1]) for i, t in enumerate(self.contract.observation)
+             if t.source in ("proprioception", "estimator")] or [np.zeros(0, dtype=int)])
 
     def set_gait(self, name: str) -> GaitSpec:
         """Walk with the contract's gait `name` from the next step (KeyError for a gait it was not trained for)."""
@@ -104,4 +111,4 @@ class PolicyRunner:
         # a robot whose action is not finite keeps its previous one
         finite = np.all(np.isfinite(action), axis=-1, keepdims=True)
         self.last_action = np.where(finite, action, self.last_action)
-        return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s)
+        return PolicyOutput(joint_targets=targets, action=action, inference_s=inference_s, observation=obs)

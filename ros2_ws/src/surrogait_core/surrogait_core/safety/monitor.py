@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from surrogait_core.safety import rules
+from surrogait_core.safety.input_watch import InputWatch
 from surrogait_core.safety.rules import Violation
 from surrogait_core.safety.thresholds import SafetyThresholds
 from surrogait_core.wire.go2_wire import LowStateView, MotorCommands
@@ -46,6 +47,7 @@ class SafetyEvent:
 
     t_mono: float
     # "fault" | "reset" | "reset_refused" | "monitor_damping_on" | "monitor_damping_off" (at reset) | "monitor_stall"
+    # | "input" | "input_cleared" (rt/lowstate as an input: input_watch)
     event: str
     cause: str
     detail: str
@@ -70,8 +72,9 @@ class ResetResult:
 
 
 class SafetyMonitor:
-    def __init__(self, thresholds: SafetyThresholds):
+    def __init__(self, thresholds: SafetyThresholds, allow_lowstate_without_crc: bool = False):
         self.th = thresholds
+        self.inputs = InputWatch(thresholds, allow_lowstate_without_crc)  # rt/lowstate itself, as an input
         self.state: LowStateView | None = None
         self.state_t: float | None = None
         self.cmd: MotorCommands | None = None  # latest LowCmd written by others
@@ -98,7 +101,13 @@ class SafetyMonitor:
 
     # --- inputs ----------------------------------------------------------------------------
 
-    def on_lowstate(self, state: LowStateView, now: float) -> None:
+    def on_lowstate(self, state: LowStateView, now: float, received: int | None = None,
+                    crc_ok: bool | None = None) -> None:
+        """The newest rt/lowstate, arrived at `now`; `received`: samples since the previous one taken (None: not
+        counted, the rate is not judged); `crc_ok`: its CRC verdict (None: not checked). A sample that fails its
+        CRC is not judged by (unless allowed, simulators only)."""
+        if not self.inputs.on_sample(state, now, received, crc_ok):
+            return
         self.state, self.state_t = state, now
 
     def on_lowcmd(self, cmd: MotorCommands, now: float, repeated: bool = False) -> None:
@@ -162,6 +171,7 @@ class SafetyMonitor:
         damped that threshold after the monitor is back, the earliest a frozen monitor could act anyway.
         """
         self.watch_resumed_t = now
+        self.inputs.on_own_stall(now)
         if not self.wire_stiff():
             return  # nothing driven, nothing timed (a start-up's first checks can be this far apart): no notice
         self._stall_events.append(SafetyEvent(
@@ -259,6 +269,7 @@ class SafetyMonitor:
         if self.standing() and self.base_height is not None:
             height, source, _ = self.base_height
             out += rules.check_base_height(height, source, self.th)
+        out += self.inputs.violations(stiff, self.standing())
         return out
 
     def _persistent(self, key: str, violations: list[Violation], hold_s: float, now: float) -> list[Violation]:
@@ -274,6 +285,10 @@ class SafetyMonitor:
         violations = self._pending + self.active_violations(now)
         self._pending = []
         events, self._stall_events = self._stall_events, []
+        # Inputs raised or cleared: named in the fault log; the faults among them latch below as violations.
+        events += [SafetyEvent(now, event, cause, detail, values,
+                               "reported" if event == "input_cleared" else self._input_action(cause))
+                   for event, cause, detail, values in self.inputs.changes()]
         changed = False
         if violations and not self.latched:
             self.latched, self.cause, self.latch_t = True, violations[0].cause, now
@@ -292,6 +307,11 @@ class SafetyMonitor:
                                       "the policy node on the wire: the monitor writes damping itself until reset",
                                       self._wire_summary(now), f"write damping kd={self.th.damping_kd:.3f}"))
         return CheckResult(self.latched, self.cause, write, changed, events)
+
+    def _input_action(self, cause: str) -> str:
+        if any(v.cause == cause for v in self.inputs.violations(self.wire_stiff(), self.standing())):
+            return "fault (see the fault line)"
+        return "none: the stack adapts or refuses (docs/robot.md, 'Inputs the stack checks')"
 
     def _recent(self, t: float | None, now: float) -> bool:
         return t is not None and now - t <= self.th.damping_grace_s

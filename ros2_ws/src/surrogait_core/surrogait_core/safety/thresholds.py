@@ -94,6 +94,13 @@ class SafetyThresholds:
     # Damping gain of the monitor's own damping LowCmds, N·m·s/rad. Default: the largest kd for
     # which kd·|dq| stays within every motor's torque limit up to its velocity limit.
     damping_kd: float = 0.0  # set by default_thresholds()
+    # rt/lowstate as an input (input_watch): the stream must bring this many samples per control period (a
+    # fault while the motors are driven below it: 100 Hz for a 50 Hz policy; the Go2 sends 500, some
+    # simulators 200); the accelerometer's one-second mean must be gravity within this much, and point where
+    # the IMU's quaternion says gravity is within this angle (a fault while the robot is meant to stand).
+    lowstate_min_samples_per_period: float = 2.0
+    imu_gravity_norm_tolerance_mps2: float = 2.0
+    imu_gravity_direction_tolerance_rad: float = 0.35
     # Reset is allowed only when the robot lies still: every joint and the base gyro below these.
     reset_max_joint_vel: float = 0.3  # rad/s
     reset_max_gyro: float = 0.3  # rad/s
@@ -121,6 +128,10 @@ class SafetyThresholds:
     @property
     def damping_grace_s(self) -> float:
         return self.damping_grace_periods * self.control_period_s
+
+    @property
+    def min_lowstate_rate_hz(self) -> float:
+        return self.lowstate_min_samples_per_period / self.control_period_s
 
     @property
     def min_base_height_m(self) -> float:

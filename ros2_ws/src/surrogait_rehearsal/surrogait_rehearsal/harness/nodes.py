@@ -79,10 +79,18 @@ def go1_ports(domain: int) -> Go1Ports:
     return Go1Ports(base, base + 1, base + 2, base + 3, base + 4, base + 5)
 
 
+# The rehearsal's simulators report foot force in newtons (a real robot: raw sensor counts, the nodes' built-in
+# default, calibrated per robot: docs/robot.md); so every rehearsal tells the nodes that read it.
+SIMULATED_FOOT_FORCE = {"foot_force_units": "newtons"}
+
+
 def _go2_link(domain: int) -> dict[str, dict]:
     """unitree_sdk2 DDS: every process on DDS domain `domain`, on loopback."""
     link = {"dds_domain": domain, "network_interface": "lo"}
-    return {name: dict(link) for name in ("go2_sim", "gazebo_bridge", *DEPLOYMENT_NODES)}
+    nodes = {name: dict(link) for name in ("go2_sim", "gazebo_bridge", *DEPLOYMENT_NODES)}
+    for name in ("policy_node", "estimator_node"):
+        nodes[name].update(SIMULATED_FOOT_FORCE)
+    return nodes
 
 
 def _go1_link(domain: int) -> dict[str, dict]:
@@ -94,8 +102,8 @@ def _go1_link(domain: int) -> dict[str, dict]:
                            "udp_robot_port": ports.robot, "udp_robot_local_port": ports.monitor_robot_side,
                            "udp_policy_port": ports.policy, "udp_estimator_port": ports.estimator},
         "policy_node": {"robot": "go1", "network_interface": "lo", "udp_peer_ip": "127.0.0.1",
-                        "udp_peer_port": ports.policy, "udp_local_port": ports.policy_local},
-        "estimator_node": {"robot": "go1", "udp_lowstate_port": ports.estimator},
+                        "udp_peer_port": ports.policy, "udp_local_port": ports.policy_local, **SIMULATED_FOOT_FORCE},
+        "estimator_node": {"robot": "go1", "udp_lowstate_port": ports.estimator, **SIMULATED_FOOT_FORCE},
     }
 
 

@@ -17,14 +17,16 @@ import numpy as np
 
 from surrogait_core.wire import go2_wire
 from surrogait_rehearsal.sim.mujoco.core import RobotReadout
+from surrogait_rehearsal.sim.wire_profile import SERIAL_WORDS, WireProfile
 
 INT16_MAX = 32767
 _N = go2_wire.NUM_MOTORS
 
 
 def foot_force_counts(foot_force_n: np.ndarray) -> list[int]:
-    """The Go2's foot_force is an int16 sensor value; the simulator reports the normal force in newtons."""
-    return [int(v) for v in np.clip(np.rint(foot_force_n), 0, INT16_MAX)]
+    """The Go2's foot_force is an int16 sensor value; the simulator reports the normal force in newtons
+    (wire profile go2; `WireProfile.foot_force_counts` for the others)."""
+    return WireProfile().foot_force_counts(foot_force_n)
 
 
 def rpy_from_quat(quat_wxyz: np.ndarray) -> list[float]:
@@ -91,12 +93,15 @@ class _Image:
 class LowStateWriter:
     """Keeps one LowState_ message and refreshes it for every publication (the SDK copies on write)."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile: WireProfile | None = None) -> None:
+        """`profile`: what the wire looks like (tick, foot force units, CRC); the Go2's own by default."""
         from unitree_sdk2py.idl.default import unitree_go_msg_dds__LowState_
         from unitree_sdk2py.utils.crc import CRC
 
+        self.profile = profile or WireProfile()
         self.msg = unitree_go_msg_dds__LowState_()
         self.msg.head = list(go2_wire.HEAD)
+        self.msg.sn = list(SERIAL_WORDS)
         self.msg.level_flag = go2_wire.LEVEL_LOW
         for m in self.msg.motor_state[:_N]:
             m.mode = go2_wire.MODE_SERVO
@@ -145,14 +150,15 @@ class LowStateWriter:
     def fill(self, readout: RobotReadout, tick_ms: int, wireless_remote: list[int]):
         """Update the message (fields, wire image, CRC) and return it, ready for ChannelPublisher.Write."""
         msg = self.msg
-        tick = tick_ms & 0xFFFFFFFF
+        tick = self.profile.tick_ms(tick_ms) & 0xFFFFFFFF
         rpy = rpy_from_quat(readout.quat_wxyz)
         values = np.concatenate([readout.quat_wxyz, readout.gyro_b, readout.accel_b, rpy, readout.joint_pos,
                                  readout.joint_vel, readout.joint_tau_est]).astype(np.float32)
-        feet = foot_force_counts(readout.foot_force_n)
+        feet = self.profile.foot_force_counts(readout.foot_force_n)
         for img in (self._cdr, self._crcimg):
             img.write(values, tick, feet, wireless_remote)
-        crc = self._crc32(self._crcimg.u32)
+        # A simulator that does not seal LowState leaves crc at 0 (wire profile no_crc).
+        crc = self._crc32(self._crcimg.u32) if self.profile.crc else 0
         self._cdr.u32[self._cdr.crc_at // 4] = crc
 
         # Keep the Python fields in step, so the message reads as what was sent.

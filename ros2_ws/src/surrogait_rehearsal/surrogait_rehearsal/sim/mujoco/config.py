@@ -28,6 +28,7 @@ from surrogait_core.runtime.node_params import (
 )
 from surrogait_core.wire import go1_wire
 from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
+from surrogait_rehearsal.sim.wire_profile import GO2, PROFILES, WireProfile, WireProfileError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +46,12 @@ class SimNodeConfig:
     physics_dt: float = param(0.002, "physics and motor-PD step, s (<= 0.002: the drivers run PD at >= 500 Hz)")
     lowstate_rate_hz: float = param(500.0, "go2 only: rt/lowstate rate, Hz (the Go2 publishes at 500 Hz; >= 200); "
                                            "a Go1 answers each accepted LowCmd with one LowState instead")
+    wire_profile: str = param(GO2, "go2 only: what rt/lowstate looks like: go2 (the Go2's own wire), or a comma-"
+                                   "separated list of " + ", ".join(list(PROFILES)[1:]) + " (what other simulators "
+                                   "and faulty robots send; surrogait_rehearsal.sim.wire_profile)")
     ground_truth_rate_hz: float = param(100.0, "ground-truth odometry rate, Hz")
-    initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on) or stand (keyframe)")
+    initial_pose: str = param("lying", "lying (on the floor, motors passive, as powered on), stand (keyframe), or "
+                                       "suspended (hung in a harness, legs folded: the dry run's robot)")
     terrain: str = param("flat", "the ground: flat, or a course of surrogait_core.terrain the trainer uses (rough, "
                                  "slope, stairs: 4 m along +x from x = 0.5 m; the robot starts at the origin)")
     motor_model: str = param("driver", "when the motor PD runs: driver (every physics step, as the robot's "
@@ -83,6 +88,13 @@ class SimNodeConfig:
             raise ParamError(f"dds_domain {self.dds_domain} must be in 0..232")
         if not dds:
             self._validate_udp()
+            if self.wire_profile != GO2:
+                raise ParamError(f"wire_profile {self.wire_profile!r} is for the Go2's DDS wire; the Go1 takes go2 "
+                                 "(its UDP packets as the robot sends them)")
+        try:
+            self.profile  # noqa: B018  (parsed once here, so a bad list is refused at start)
+        except WireProfileError as e:
+            raise ParamError(str(e)) from e
         try:
             self.sim.validate()
         except SimConfigError as e:
@@ -124,6 +136,15 @@ class SimNodeConfig:
         if self.udp_tap_port == self.udp_port:
             raise ParamError(f"udp_tap_port {self.udp_tap_port} is udp_port: the tap's copies would come back to "
                              "the robot's own socket; choose another port (or 0 = no tap)")
+
+    @functools.cached_property
+    def profile(self) -> WireProfile:
+        return WireProfile.parse(self.wire_profile)
+
+    @property
+    def effective_lowstate_rate_hz(self) -> float:
+        """The rt/lowstate rate: the wire profile's, where it sets one, else `lowstate_rate_hz`."""
+        return self.profile.lowstate_rate_hz or self.lowstate_rate_hz
 
     @functools.cached_property
     def sim(self) -> SimConfig:

@@ -12,14 +12,20 @@ import dataclasses
 import mujoco
 import numpy as np
 
+from surrogait_core.inputs.preflight import FOLDED_JOINT_POS
 from surrogait_core.robot_spec import RobotSpec, load_robot_spec
 from surrogait_core.terrain import TERRAINS, scene_model
 from surrogait_core.wire.go2_wire import MotorCommands
 from surrogait_rehearsal.sim.motor_driver import MOTOR_MODELS, MotorTorques
 
-INITIAL_POSES = ("lying", "stand")
+INITIAL_POSES = ("lying", "stand", "suspended")
 # The folded pose a Go2 is put down in before stand-up (shared/robots/go2.md), SDK order.
-LYING_JOINT_POS = np.tile([0.0, 1.36, -2.65], 4)
+LYING_JOINT_POS = FOLDED_JOINT_POS
+# "suspended": the robot hung in a harness for the dry run (docs/robot.md): the base held level at this height by
+# a stiff spring-damper wrench that also carries its weight, so the IMU reads gravity as on a real harness.
+HARNESS_HEIGHT_M = 0.6
+HARNESS_STIFFNESS = (5000.0, 200.0)  # N/m, N·m/rad
+HARNESS_DAMPING = (400.0, 20.0)  # N·s/m, N·m·s/rad
 LYING_SETTLE_S = 1.5  # passive settling from the folded pose until the robot is at rest on the floor
 
 
@@ -31,7 +37,9 @@ class SimConfigError(ValueError):
 class SimConfig:
     robot: str = "go2"
     physics_dt_s: float = 0.002
-    initial_pose: str = "lying"  # "lying": on the floor, motors passive (as powered on); "stand": keyframe
+    # "lying": on the floor, motors passive (as powered on); "stand": keyframe; "suspended": hung in a harness, legs
+    # folded, for the dry run
+    initial_pose: str = "lying"
     imu_quat_noise_std_rad: float = 0.0  # small-angle rotation noise on the IMU orientation
     imu_gyro_noise_std: float = 0.01  # rad/s
     imu_acc_noise_std: float = 0.05  # m/s²
@@ -128,6 +136,9 @@ class Go2Sim:
             for _ in range(int(round(LYING_SETTLE_S / self.model.opt.timestep))):
                 mujoco.mj_step(self.model, self.data)
             self.data.time = 0.0
+        elif self.config.initial_pose == "suspended":
+            self.data.qpos[0:7] = [0.0, 0.0, HARNESS_HEIGHT_M, 1.0, 0.0, 0.0, 0.0]
+            self.data.qpos[self._joint_qpos_adr] = self.spec.to_model_order(LYING_JOINT_POS)
         mujoco.mj_forward(self.model, self.data)
         self.motors.reset()
         self.applied_tau[:] = 0.0
@@ -152,7 +163,26 @@ class Go2Sim:
         tau = self.motors.torques(cmd, cmd_seq, self.joint_pos(), self.joint_vel())
         self.applied_tau[:] = tau
         self.data.ctrl[:] = tau  # actuators are declared in SDK order
+        if self.config.initial_pose == "suspended":
+            self._harness()
         mujoco.mj_step(self.model, self.data)
+
+    def _harness(self) -> None:
+        """The harness's pull on the base: weight carried, held level at HARNESS_HEIGHT_M (world frame)."""
+        (k, k_rot), (d, d_rot) = HARNESS_STIFFNESS, HARNESS_DAMPING
+        pos, vel = self.data.qpos[0:3], self.data.qvel[0:3]
+        weight = self.spec.total_mass_kg * -self.model.opt.gravity
+        force = weight + k * (np.array([0.0, 0.0, HARNESS_HEIGHT_M]) - pos) - d * vel
+        # Small-angle attitude error of the base from level, as a rotation vector in the world frame.
+        quat = self.data.qpos[3:7]
+        err = np.empty(3)
+        mujoco.mju_subQuat(err, np.array([1.0, 0.0, 0.0, 0.0]), quat)  # body-frame error to level
+        mat = np.empty(9)
+        mujoco.mju_quat2Mat(mat, quat)
+        rot = mat.reshape(3, 3)
+        torque = rot @ (k_rot * err - d_rot * self.data.qvel[3:6])
+        self.data.xfrc_applied[self._base_body, :3] = force
+        self.data.xfrc_applied[self._base_body, 3:] = torque
 
     def push(self, lin_vel_w: np.ndarray, ang_vel_w: np.ndarray) -> None:
         """Add a velocity to the base once (fault injection: a shove). Both vectors in the world frame."""

@@ -89,10 +89,11 @@ class Go2DdsLink:
         self._publisher.Init()
         # After ChannelFactoryInitialize: its configuration (the interface) applies.
         self._stream = LowCmdStream(DomainParticipant(config.dds_domain))
-        self._writer = LowStateWriter()
-        self._due = SimTimeEvery(config.lowstate_rate_hz, dt_s)
+        self._writer = LowStateWriter(config.profile)
+        self._due = SimTimeEvery(config.effective_lowstate_rate_hz, dt_s)
         self.ready_line = (f"Go2 simulator: DDS domain {config.dds_domain} on {config.network_interface}, "
-                           f"physics {1.0 / dt_s:.0f} Hz, lowstate {config.lowstate_rate_hz:g} Hz")
+                           f"physics {1.0 / dt_s:.0f} Hz, lowstate {config.effective_lowstate_rate_hz:g} Hz, "
+                           f"wire profile {config.profile}")
 
     def before_step(self, sim: Go2Sim, gate: LowCmdGate, lowstate_enabled: bool, wireless_remote: list[int]) -> int:
         for data, _ in self._stream.poll():
@@ -247,6 +248,7 @@ class Go2SimNode(Node):
         values = {
             "sim_time_s": f"{self.sim_time_s:.3f}",
             "motor_model": self.config.sim.motor_model,
+            "wire_profile": str(self.config.profile),
             "realtime_factor": f"{rtf:.3f}",
             "late_steps": str(late),
             "resyncs": str(resyncs),
