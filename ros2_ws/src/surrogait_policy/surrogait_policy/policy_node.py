@@ -212,7 +212,7 @@ class PolicyNode(Node):
             for tid in tids:
                 os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(max(1, priority)))
         except (PermissionError, OSError) as e:
-            self.get_logger().warn(f"cannot make the process real-time ({e}); only the control thread will try")
+            self.get_logger().warning(f"cannot make the process real-time ({e}); only the control thread will try")
 
     def _set_realtime_priority(self, priority: int) -> None:
         # Linux applies the policy to the calling thread only: the control loop preempts other
@@ -221,7 +221,7 @@ class PolicyNode(Node):
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
             self.get_logger().info(f"control thread runs SCHED_FIFO priority {priority}")
         except (PermissionError, OSError) as e:
-            self.get_logger().warn(f"cannot set SCHED_FIFO priority {priority} ({e}); running with normal "
+            self.get_logger().warning(f"cannot set SCHED_FIFO priority {priority} ({e}); running with normal "
                                    "scheduling (grant CAP_SYS_NICE or run as root for a steadier loop)")
 
     # ---- ROS side -----------------------------------------------------------------------------
@@ -290,8 +290,15 @@ class PolicyNode(Node):
 
     def _log_events(self) -> None:
         events = self.controller.events
+        logger = self.get_logger()
         for _, what in events[self._events_logged:]:
-            (self.get_logger().warn if "DAMP" in what else self.get_logger().info)(what)
+            # One call site per severity: rclpy's logger keeps a context per call site (code position)
+            # and Jazzy's rclpy 7 raises when one site logs at a second severity, which would kill the node
+            # at its first DAMP after an INFO event (Kilted's deprecated `warn` wrapper hid that).
+            if "DAMP" in what:
+                logger.warning(what)
+            else:
+                logger.info(what)
         self._events_logged = len(events)
 
     def _publish_diagnostics(self) -> None:
