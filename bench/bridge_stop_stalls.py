@@ -29,8 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.gazebo_bridge_core import logged_stalls_ms  # noqa: E402
-from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env  # noqa: E402
+from surrogait_rehearsal.harness.processes import child_env  # noqa: E402
+from surrogait_rehearsal.harness.session import Session, SessionConfig  # noqa: E402
+from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -49,14 +50,14 @@ def dump_threads(pid: int, path: Path) -> None:
 
 
 def measure(stops: int, stop_s: float, run_s: float, with_client: bool, domain: int, work: Path) -> dict:
-    group = ProcessGroup(work / "logs", domain, config_dir=work)
+    session = Session(SessionConfig(work, domain=domain, simulator="gazebo-standin", nodes=(), sim_log=False,
+                                    niceness=None, operator_name="bridge_stop_stalls"), log=lambda _: None)
     client = None
     blocked: list[int] = []
     try:
-        standin = group.start_node("gz_standin", {}, package_params=True)
-        standin.wait_for_log(NODES["gz_standin"].ready_line, 60.0)
-        bridge = group.start_node("gazebo_bridge", {"dds_domain": domain}, package_params=True)
-        bridge.wait_for_log(NODES["gazebo_bridge"].ready_line, 60.0)
+        session.start()
+        session.wait_ready()
+        standin, bridge = session.group["gz_standin"], session.group["gazebo_bridge"]
         if with_client:
             client = subprocess.Popen(
                 [sys.executable, str(CLIENT), "--domain", str(domain), "--mode", "monitor", "--duration", "0"],
@@ -81,7 +82,8 @@ def measure(stops: int, stop_s: float, run_s: float, with_client: bool, domain: 
     finally:
         if client is not None:
             client.kill()
-        group.kill_all()
+        session.group.kill_all()
+        session.stop()
     return {"stops": stops, "stop_s": stop_s, "run_s": run_s, "client": with_client, "blocked_stops": blocked,
             "stalls_logged_ms": stalls_ms, "work_dir": str(work)}
 

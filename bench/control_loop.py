@@ -29,14 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core.runtime.control_loop import LoopStats, timing_summary
-from surrogait_rehearsal.harness.operator import Operator, Segment
-from surrogait_rehearsal.harness.processes import (
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    cpu_seconds,
-    launch_rehearsal,
-    shipped_policy_path,
-)
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
+from surrogait_rehearsal.harness.operator import Segment
+from surrogait_rehearsal.harness.processes import cpu_seconds
+from surrogait_rehearsal.harness.session import Session, SessionConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import machine_facts  # noqa: E402
@@ -63,42 +59,31 @@ def main(argv: list[str] | None = None) -> int:
 
     policy = (args.policy or shipped_policy_path()).resolve()
     work = Path(tempfile.mkdtemp(prefix="bench_control_loop_"))
-    link = {"dds_domain": args.domain, "network_interface": "lo"}
-    overrides = {"go2_sim": {**link, "video_path": "", "log_path": ""},
-                 "policy_node": {**link, "policy_path": str(policy), "timing_log_path": str(work / "timing.npz")}}
+    policy_params: dict[str, object] = {}
     if args.realtime_priority is not None:
-        overrides["policy_node"]["realtime_priority"] = args.realtime_priority
+        policy_params["realtime_priority"] = args.realtime_priority
     if args.command_rate_hz is not None:
-        overrides["policy_node"]["command_rate_hz"] = args.command_rate_hz
+        policy_params["command_rate_hz"] = args.command_rate_hz
     if args.state_timeout_s is not None:
-        overrides["policy_node"]["state_timeout_s"] = args.state_timeout_s
-    if args.full:
-        overrides["estimator_node"] = link
-        overrides["safety_monitor"] = {**link, "fault_log_path": str(work / "faults.jsonl")}
+        policy_params["state_timeout_s"] = args.state_timeout_s
+    config = SessionConfig(work, domain=args.domain, policy=policy, sim_log=False, timing_log=True,
+                           nodes=("estimator_node", "safety_monitor", "policy_node") if args.full else ("policy_node",),
+                           params={"policy_node": policy_params}, operator_name="surrogait_demo")
     load_before = os.getloadavg()
-    with ProcessGroup(work / "logs", args.domain, config_dir=work, niceness=REHEARSAL_NICENESS) as group:
-        operator = Operator(args.domain, log=print, name="surrogait_demo")
-        try:
-            launch_rehearsal(group, operator, overrides)
-            operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0)
-            deadline = time.monotonic() + 20.0
-            while not operator.call("stand_up")[0] and time.monotonic() < deadline:
-                time.sleep(0.5)
-            operator.wait_for_state("READY", 15.0)
-            operator.call("walk", must_succeed=True)
-            pid = group["policy_node"].pid
-            operator.set_cmd_vel(0.5)
-            time.sleep(1.0)  # let the gait settle before measuring
-            t0, cpu0 = time.monotonic(), cpu_seconds(pid)
-            operator.run_segments([Segment("walk 0.5 m/s", args.walk_s, (0.5, 0.0, 0.0))])
-            t1, cpu1 = time.monotonic(), cpu_seconds(pid)
-            final_state = operator.policy_state
-            operator.call("damp")
-        finally:
-            operator.close()
+    with Session(config) as session:
+        session.start()
+        session.stand_up()
+        session.walk(0.5)
+        operator, pid = session.operator, session.pid("policy_node")
+        time.sleep(1.0)  # let the gait settle before measuring
+        t0, cpu0 = time.monotonic(), cpu_seconds(pid)
+        operator.run_segments([Segment("walk 0.5 m/s", args.walk_s, (0.5, 0.0, 0.0))])
+        t1, cpu1 = time.monotonic(), cpu_seconds(pid)
+        final_state = operator.policy_state
+        operator.call("damp")
     load_after = os.getloadavg()
 
-    with np.load(work / "timing.npz") as z:
+    with np.load(session.files.timing) as z:
         series = {f: z[f] for f in LoopStats.FIELDS}
         command_period_ms = json.loads(str(z["summary"]))["command_period_ms"]
     window = (series["wake_s"] >= t0) & (series["wake_s"] <= t1)

@@ -36,7 +36,7 @@ import numpy as np
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_rehearsal.demo import shipped_gaits_policy
-from surrogait_rehearsal.harness.processes import shipped_policy_path
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
 from surrogait_rehearsal.report import GT, load_session, read_fault_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_rehearsal.harness.operator import GROUND_TRUTH_COLUMNS, ODOMETRY_COLUMNS, Operator
-from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, child_env
+from surrogait_rehearsal.harness.processes import child_env
+from surrogait_rehearsal.harness.session import Session, SessionConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
@@ -157,8 +158,8 @@ def run_offline(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
     from surrogait_core.policy.policy_runner import PolicyRunner
     from surrogait_core.robot_spec import load_robot_spec
     from surrogait_core.wire import go2_wire
-    from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-    from surrogait_rehearsal.lowstate_writer import foot_force_counts
+    from surrogait_rehearsal.sim.lowstate_writer import foot_force_counts
+    from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 
     sys.path.insert(0, str(DRIVER.parent))
     from robot_driver import trot_feet  # noqa: E402
@@ -240,13 +241,6 @@ def main() -> int:
     return report(args, odom, truth, marks, diag, machine)
 
 
-def node_params(args, name: str, overrides: dict) -> dict:
-    """--node-params package: as in the demo, the simulator renders a video (it costs CPU)."""
-    if args.node_params == "package" and name == "go2_sim":
-        return {"video_path": str(args.workdir / "robot.mp4"), **overrides}
-    return overrides
-
-
 def stamped(op: Operator) -> tuple[np.ndarray, np.ndarray]:
     """The operator's odometry and ground truth as (stamp, x, y, z, vx, vy, vz (body), arrival, z variance)."""
     odom, truth = op.table("odometry"), op.table("ground_truth")
@@ -269,42 +263,32 @@ def height_trust_changes(op: Operator) -> list[tuple[float, str]]:
 
 
 def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
-    op = None
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_hogs)]
     package = args.node_params == "package"
-    group = ProcessGroup(args.workdir, args.domain, cwd=ROOT)
+    # The estimator joins a running stream, as the session starts it (the simulator first), and its subscription
+    # then races the samples already arriving. --node-params package: as in the demo, with the simulator's video
+    # (it costs CPU).
+    config = SessionConfig(
+        args.workdir, domain=args.domain, policy=args.policy,
+        nodes=("estimator_node", "policy_node") if args.driver == "policy" else ("estimator_node",),
+        params_files=package, sim_log=False, video=package, niceness=None, operator_name="estimator_bench",
+        params={"go2_sim": {"initial_pose": "lying"},
+                # No safety monitor here; a loaded 2-core machine runs the simulator slower than real time:
+                # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
+                "policy_node": {"reset_requires_safety_ok": False, "state_timeout_s": args.policy_state_timeout_s}})
+    session = Session(config, log=lambda _: None)
     try:
-        sim = group.start_node("go2_sim", node_params(args, "go2_sim", {"dds_domain": args.domain,
-                                                                         "initial_pose": "lying"}),
-                               package_params=package)
-        # The estimator joins a running stream, as it does when started with the others (and its subscription
-        # then races the samples already arriving).
-        sim.wait_for_log(NODES["go2_sim"].ready_line, 60.0)
-        est = group.start_node("estimator_node", {"dds_domain": args.domain}, package_params=package)
-        op = Operator(args.domain, name="estimator_bench")
-        est.wait_for_log(NODES["estimator_node"].ready_line, 60.0)
+        session.start()
+        session.wait_ready()
+        op = session.operator
         marks: dict[str, float] = {}
         if args.driver == "policy":
-            pol = group.start_node("policy_node", {
-                "dds_domain": args.domain, "policy_path": str(args.policy.resolve()),
-                "reset_requires_safety_ok": False,
-                # A loaded 2-core machine runs the simulator slower than real time:
-                # rt/lowstate gaps beyond the robot's 60 ms must not end the run.
-                "state_timeout_s": args.policy_state_timeout_s}, package_params=package)
-            pol.wait_for_log(NODES["policy_node"].ready_line, 60.0)
-            time.sleep(1.0)
             marks["stand_up"] = time.time()
-            op.call("stand_up", 10.0, must_succeed=True)
-            deadline = time.monotonic() + 20.0
-            while op.policy_state != "READY":
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"policy never READY (state {op.policy_state!r}):\n{pol.log[-2000:]}")
-                time.sleep(0.05)
+            session.stand_up()
             time.sleep(1.0)
             marks["stand"] = time.time()
             time.sleep(args.stand_s)
-            op.set_cmd_vel(0.0)
-            op.call("walk", 10.0, must_succeed=True)
+            session.walk(0.0)
             marks["walk"] = time.time()
             op.set_cmd_vel(args.vx)
             time.sleep(args.walk_s)
@@ -337,10 +321,7 @@ def run_live(args) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict]:
         # Why the height was not trusted, as the diagnostics said (10 Hz), relative to the stand-up command.
         diag["height_trust_changes"] = [(round(t - marks["stand_up"], 2), r) for t, r in height_trust_changes(op)]
     finally:
-        if op is not None:
-            op.close()
-        for child in reversed(group.children):
-            child.stop(timeout_s=15.0)
+        session.stop(grace_s=15.0)
         for h in hogs:
             h.kill()
             h.wait()

@@ -24,9 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path  # noqa: E402
+from surrogait_rehearsal.harness.nodes import shipped_policy_path  # noqa: E402
+from surrogait_rehearsal.harness.processes import ProcessGroup  # noqa: E402
+from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse  # noqa: E402
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics  # noqa: E402
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 58
@@ -46,9 +47,9 @@ def stall_every_process(stall_s: float, stalls: int) -> Callable:
 
 
 def one_run(stall_ms: float, stalls: int, workdir: Path) -> dict:
-    outcome = rehearse_walk(workdir, domain=DOMAIN, while_walking=stall_every_process(stall_ms / 1e3, stalls),
-                            log=lambda _: None, operator_name="host_stall")
-    events = read_fault_log(workdir / "fault_log.jsonl")
+    outcome = rehearse(SessionConfig(workdir, domain=DOMAIN, operator_name="host_stall"),
+                       while_walking=stall_every_process(stall_ms / 1e3, stalls), log=lambda _: None)
+    events = read_fault_log(SessionFiles(workdir).fault_log)
     recorded = load_session(workdir / "session.npz")
     policy_log = (workdir / "logs" / "policy_node.log").read_text(errors="replace")
     return {"completed": not outcome.error, "session_error": outcome.error,

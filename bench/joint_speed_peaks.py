@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.robot_spec import load_robot_spec  # noqa: E402
-from surrogait_rehearsal.harness.processes import ProcessGroup, shipped_policy_path, sim_node  # noqa: E402
+from surrogait_rehearsal.harness.nodes import shipped_policy_path, sim_node  # noqa: E402
+from surrogait_rehearsal.harness.processes import ProcessGroup  # noqa: E402
+from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse  # noqa: E402
 from surrogait_rehearsal.report import load_session, read_fault_log, simulator_metrics  # noqa: E402
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 DOMAIN = 57
@@ -37,7 +38,7 @@ STALLS, STALL_EVERY_S, FIRST_STALL_AFTER_S = 5, 1.0, 3.0  # the first stall 3 s 
 
 
 def stall_simulator(name: str, stall_s: float):
-    """From WALK on (`rehearse_walk`'s while_walking): the simulator's process group stopped STALLS times."""
+    """From WALK on (the session's while_walking): the simulator's process group stopped STALLS times."""
 
     def stall(group: ProcessGroup, _operator, done: threading.Event) -> None:
         if done.wait(FIRST_STALL_AFTER_S):
@@ -52,12 +53,13 @@ def stall_simulator(name: str, stall_s: float):
 
 def one_run(robot: str, motor_model: str, policy: Path, stall_ms: float, workdir: Path) -> dict:
     spec = load_robot_spec(robot)
-    outcome = rehearse_walk(workdir, domain=DOMAIN, robot=robot, policy=policy,
-                            motor_model=motor_model if robot == "go2" else None, sim_params={"log_rate_hz": 500.0},
-                            while_walking=stall_simulator(sim_node(robot), stall_ms / 1e3) if stall_ms > 0 else None,
-                            log=lambda _: None, operator_name="joint_speed_peaks")
+    sim = sim_node(robot)
+    config = SessionConfig(workdir, domain=DOMAIN, robot=robot, policy=policy, operator_name="joint_speed_peaks",
+                           params={sim: {"motor_model": motor_model, "log_rate_hz": 500.0}})
+    outcome = rehearse(config, while_walking=stall_simulator(sim, stall_ms / 1e3) if stall_ms > 0 else None,
+                       log=lambda _: None)
     ended = outcome.error
-    faults = [f"{e['cause']}: {e['detail']}" for e in read_fault_log(workdir / "fault_log.jsonl")
+    faults = [f"{e['cause']}: {e['detail']}" for e in read_fault_log(SessionFiles(workdir).fault_log)
               if e["event"] == "fault"]
     sim = simulator_metrics(load_session(workdir / "session.npz"), workdir / "sim_log.npz")
     with np.load(workdir / "sim_log.npz") as log:

@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.harness.processes import NODES, ProcessGroup, link_params  # noqa: E402
+from surrogait_rehearsal.harness.nodes import DEPLOYMENT_NODES  # noqa: E402
+from surrogait_rehearsal.harness.session import Session, SessionConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -33,19 +34,20 @@ GRACE_S = 30.0  # the demo's (ProcessGroup.stop_all's default)
 
 
 def one_stop(node: str, run_s: float, domain: int, work: Path) -> dict:
-    group = ProcessGroup(work / "logs", domain, config_dir=work)
-    links = link_params("go2", domain)
+    # The nodes' built-in defaults and the simulator at SCHED_FIFO 30, as when the result was recorded.
+    config = SessionConfig(work, domain=domain, nodes=(node,), params_files=False, sim_log=False, niceness=None,
+                           params={"go2_sim": {"sched_fifo_priority": 30}}, operator_name="node_stops")
+    session = Session(config, log=lambda _: None)
     try:
-        sim = group.start_node("go2_sim", {**links["go2_sim"], "sched_fifo_priority": 30})
-        sim.wait_for_log(NODES["go2_sim"].ready_line, 60.0)
-        child = group.start_node(node, links[node])
-        child.wait_for_log(NODES[node].ready_line, 60.0)
+        session.start()
+        session.wait_ready()
         time.sleep(run_s)
         start = time.monotonic()
-        group.stop_all(grace_s=GRACE_S)
+        session.group.stop_all(grace_s=GRACE_S)
         stop_s = time.monotonic() - start
+        child, sim = session.group[node], session.group["go2_sim"]
     finally:
-        group.kill_all()
+        session.stop(grace_s=0.0, term_s=None)
     return {"exit_code": child.process.returncode, "sim_exit_code": sim.process.returncode, "stop_s": stop_s,
             "stacks_in_log": "Current thread" in child.log}
 
@@ -53,8 +55,7 @@ def one_stop(node: str, run_s: float, domain: int, work: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stops", type=int, default=40)
-    parser.add_argument("--node", default="estimator_node", choices=[n for n in NODES if n.endswith("_node")
-                                                                      or n == "safety_monitor"])
+    parser.add_argument("--node", default="estimator_node", choices=DEPLOYMENT_NODES)
     parser.add_argument("--run-s", type=float, default=5.0, help="how long the node runs before each stop")
     parser.add_argument("--domain", type=int, default=82)
     parser.add_argument("--out", default=str(RESULTS / "node_stops"))

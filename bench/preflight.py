@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.demo import demo_segments, walk_test_segments  # noqa: E402
+from surrogait_rehearsal.demo import demo_segments  # noqa: E402
+from surrogait_rehearsal.harness.session import walk_test_segments  # noqa: E402
 from surrogait_train.preflight import SessionStep, preflight  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"

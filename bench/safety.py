@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         run_baseline,
         run_scenario,
     )
+    from surrogait_rehearsal.harness.nodes import go1_ports
     from surrogait_rehearsal.harness.operator import Operator
-    from surrogait_rehearsal.harness.processes import go1_ports
 
     boosted = try_realtime(args.rt_priority)
     if args.robot == "go1":

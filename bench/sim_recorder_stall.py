@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig  # noqa: E402
-from surrogait_rehearsal.sim_recorder import SimRecorder  # noqa: E402
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig  # noqa: E402
+from surrogait_rehearsal.sim.recorder import SimRecorder  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 

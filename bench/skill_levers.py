@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from surrogait_train.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).parent))
 from machine_info import describe_machine  # noqa: E402
+from provenance import git_commit  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 STAND_RMSE_M_S = 0.05  # issue 34: at a zero command |vx| and |vy| RMSE <= 0.05 m/s, no fall
@@ -91,13 +91,9 @@ def markdown(report: dict) -> str:
 
 
 def commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True).stdout.strip()
-        return out.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    """The short commit the row was measured at ("+dirty": tracked files outside bench/results differed)."""
+    head, dirty = git_commit()
+    return "unknown" if head is None else head[:7] + ("+dirty" if dirty else "")
 
 
 def main() -> None:

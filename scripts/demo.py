@@ -34,6 +34,8 @@ from surrogait_rehearsal import demo as rehearsal
 # The pre-flight flies the newest six (30 iterations back), ~6 s each.
 SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
+WALK_EPISODES = 16  # the eval's held-out commands, 8 s each: ~10 s on 2 cores
+STAND_RMSE_M_S = 0.05  # told to stand: |vx| and |vy| RMSE at most this (issue 34's target)
 
 
 def say(text: str) -> None:
@@ -76,8 +78,29 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
     verdict = "the best tracker cleared by" if results[chosen].cleared else "NOT cleared by (the closest)"
     if not results[chosen].cleared:
         say("surrogait demo: no snapshot was cleared by the pre-flight; rehearsing the closest, which may be damped")
+    judged = judge_walking(out)
+    say(f"surrogait demo: the trained policy {judged}")
     return out.resolve(), (f"trained here for {budget_s:.0f} s ({trained_s:.0f} s with export); iteration {iteration}, "
-                           f"{verdict} the pre-flight: {results[chosen].summary()}")
+                           f"{verdict} the pre-flight: {results[chosen].summary()}; {judged}")
+
+
+def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> str:
+    """Whether the trained policy walks by the eval's definition and stands still when told to, in plain words
+    (the demo's minutes may not be enough: the report must say so, not let a rehearsal that completed imply it)."""
+    import numpy as np
+
+    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+
+    walk = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0)
+    stand = evaluate_policy(policy, num_episodes=4, episode_s=8.0, commands=np.zeros((4, 3)))
+    falls = int(sum(walk.fell))
+    tracking = (f"{episodes} eval episodes: {falls} fell, vx RMSE {walk.vx_rmse:.3f} m/s (<= {WALK_VX_RMSE}), "
+                f"yaw-rate RMSE {walk.yaw_rate_rmse:.3f} rad/s (<= {WALK_YAW_RMSE})")
+    drift = max(stand.vx_rmse, stand.vy_rmse)
+    stands = stand.fall_rate == 0 and drift <= STAND_RMSE_M_S
+    standing = (f"told to stand it {'holds' if stands else 'does NOT hold'} still "
+                f"(drift RMSE {drift:.3f} m/s, <= {STAND_RMSE_M_S}{', it fell' if stand.fall_rate else ''})")
+    return f"{'WALKS' if walk.walks else 'does NOT walk'} by the eval's definition ({tracking}); {standing}"
 
 
 def main(argv: list[str] | None = None) -> int:

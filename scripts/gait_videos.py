@@ -25,7 +25,7 @@ from surrogait_core.policy.contract import read_contract
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.demo import shipped_gaits_policy
 from surrogait_rehearsal.gait_clips import gait_windows, render_window
-from surrogait_rehearsal.harness.processes import REPO_ROOT
+from surrogait_rehearsal.harness.nodes import REPO_ROOT
 from surrogait_rehearsal.report import load_session
 
 

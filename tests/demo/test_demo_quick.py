@@ -64,6 +64,9 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     preflown = json.loads((run_dir / "preflight.json").read_text())
     assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
     assert "the pre-flight:" in report and "pre-flight of the newest" in out
+    # and whether the trained policy walks and stands by the eval's definition, said plainly either way
+    assert "by the eval's definition" in report and ("WALKS" in report or "does NOT walk" in report)
+    assert "told to stand it" in report
     assert not processes_mentioning(str(run_dir)), "the demo left child processes running"
 
 

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.host_steal import StealSampler, read_steal_ticks, worst_window
+from surrogait_rehearsal.harness.host_steal import StealSampler, read_steal_ticks, worst_window
 from surrogait_rehearsal.report import RunFiles, build_report
 
 STAT = """cpu  8996263 194921 915864 6062489 91493 0 62808 {steal} 0 0

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from estimator.conftest import stamp_s
-from surrogait_rehearsal.harness.processes import NODES, child_env, node_command
+from surrogait_rehearsal.harness.nodes import ready_line
+from surrogait_rehearsal.harness.processes import child_env, node_command
 
-READY = NODES["estimator_node"].ready_line
+READY = ready_line("estimator_node")
 Z_VAR = 14  # pose.covariance index of var(z)
 # Scheduled as deployed (SCHED_FIFO where permitted: the robot's firmware publishes in real time, the node runs
 # at its configured priority), so the height is trusted whenever the node keeps up; on a machine loaded by other

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from estimator.conftest import as_received, paired, wait_truth
-from surrogait_rehearsal.harness.processes import NODES
+from surrogait_rehearsal.harness.nodes import ready_line
 
 Z_VAR = 14  # pose.covariance index of var(z)
 TRUSTED_Z_STD_M = 0.05  # the monitor uses the odometry height only below this std
@@ -23,10 +23,10 @@ def test_estimator_joining_while_the_robot_lies_distrusts_its_height_until_it_st
         tmp_path, dds_domain, start_node, probe, run_script):
     sim = start_node("go2_sim", {"dds_domain": dds_domain, "initial_pose": "lying",
                                  "sched_fifo_priority": SIM_PRIORITY})
-    sim.wait_for_log(NODES["go2_sim"].ready_line)
+    sim.wait_for_log(ready_line("go2_sim"))
     wait_truth(probe, 30)  # rt/lowstate is streaming: the estimator subscribes mid-stream, as in the demo
     est = start_node("estimator_node", {"dds_domain": dds_domain, "realtime_priority": NODE_PRIORITY})
-    est.wait_for_log(NODES["estimator_node"].ready_line)
+    est.wait_for_log(ready_line("estimator_node"))
     deadline = time.monotonic() + 30.0
     while len(probe.odom) < 100:
         assert time.monotonic() < deadline, f"no odometry:\n{est.log}"

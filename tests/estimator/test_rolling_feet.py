@@ -10,7 +10,7 @@ from surrogait_core.wire import go2_wire
 
 
 def test_stance_foot_centres_move_as_rolling_spheres_in_mujoco():
-    from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+    from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 
     spec = load_robot_spec("go2")
     kin = LegKinematics(spec)

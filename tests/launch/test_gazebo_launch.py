@@ -19,9 +19,9 @@ from launch_files import GAZEBO_COMMANDS, yaml_parameters
 from launch_standin import run_launch_file
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, load_robot_spec
-from surrogait_rehearsal import gazebo_rehearsal
-from surrogait_rehearsal.gazebo_bridge_config import PARAMETERS as BRIDGE_PARAMETERS
-from surrogait_rehearsal.gazebo_topics import GazeboTopics, gazebo_joint_name
+from surrogait_rehearsal.harness import gazebo as gazebo_rehearsal
+from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS as BRIDGE_PARAMETERS
+from surrogait_rehearsal.sim.gazebo.topics import GazeboTopics, gazebo_joint_name
 
 REPO = Path(__file__).resolve().parents[2]
 # ros_gz_bridge's pairings for the types the bridge uses (ros_gz_bridge README, "supported message types").

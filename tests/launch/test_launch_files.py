@@ -130,7 +130,7 @@ def test_all_nodes_of_a_go2_launch_file_share_one_robot_link(ament_index, name):
              for exe, p in nodes_of(launch(ament_index, name)).items()}
     for exe, params in nodes_of(launch(ament_index, name)).items():
         if exe in ("go2_sim", "gazebo_bridge"):  # their package files hold the rehearsal's link
-            from surrogait_rehearsal.go2_sim_config import PARAMETERS
+            from surrogait_rehearsal.sim.mujoco.config import PARAMETERS
             links[exe] = (params.get("dds_domain", PARAMETERS["dds_domain"][0]),
                           params.get("network_interface", PARAMETERS["network_interface"][0]))
     assert len(set(links.values())) == 1, f"{name}: nodes disagree on (dds_domain, network_interface): {links}"

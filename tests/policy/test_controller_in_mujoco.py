@@ -11,9 +11,9 @@ from surrogait_core.policy.policy_controller import ControllerConfig, PolicyCont
 from surrogait_core.policy.policy_fsm import PolicyState
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.wire.go2_wire import MotorCommands, decode_lowstate
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-from surrogait_rehearsal.harness.processes import shipped_policy_path
-from surrogait_rehearsal.lowstate_writer import LowStateWriter
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
+from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 
 DT = 0.02
 SUBSTEPS = 10  # physics at 500 Hz, as the simulator's motor drivers

@@ -8,7 +8,6 @@ trained multi-gait policy (bench/results/skills.* judges those).
 """
 
 import dataclasses
-import time
 
 import numpy as np
 import onnx
@@ -17,14 +16,9 @@ from onnx import helper, numpy_helper
 
 from surrogait_core import interfaces
 from surrogait_core.policy.contract import ObsTerm, read_contract, write_contract
-from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
-from surrogait_rehearsal.harness.processes import (
-    REHEARSAL_NICENESS,
-    ProcessGroup,
-    launch_rehearsal,
-    link_params,
-    shipped_policy_path,
-)
+from surrogait_rehearsal.harness.nodes import shipped_policy_path
+from surrogait_rehearsal.harness.operator import Segment, SessionError
+from surrogait_rehearsal.harness.session import Session, SessionConfig
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log
 
 DOMAIN = 26
@@ -56,52 +50,31 @@ def two_trot_policy(path):
 @pytest.mark.rehearsal
 def test_gaits_switch_on_their_services_while_walking(tmp_path):
     policy = two_trot_policy(tmp_path / "two_trots.onnx")
-    link = link_params("go2", DOMAIN)
-    fault_log = tmp_path / "fault_log.jsonl"
-    overrides = {"go2_sim": {**link["go2_sim"], "video_path": ""},
-                 "safety_monitor": {**link["safety_monitor"], "policy_path": str(policy),
-                                    "fault_log_path": str(fault_log)},
-                 "policy_node": {**link["policy_node"], "policy_path": str(policy)}}
     quick = interfaces.SRV_GAIT_PREFIX + "trot_quick"
-    operator = None
-    with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
+    config = SessionConfig(tmp_path, domain=DOMAIN, policy=policy, nodes=("safety_monitor", "policy_node"),
+                           sim_log=False, operator_name="gait_switch_test")
+    with Session(config) as session:
         try:
-            operator = Operator(DOMAIN, log=print, name="gait_switch_test")
-            try:
-                launch_rehearsal(group, operator, overrides, log=print)
-                operator.wait_for("the policy node", lambda: operator.policy_state == "PASSIVE", 60.0,
-                                  abort_on=group.why_dead)
-                refused = operator.call(quick)
-                deadline = time.monotonic() + 20.0
-                while not operator.call("stand_up")[0]:  # (refused until the node has a fresh LowState)
-                    assert time.monotonic() < deadline, "the policy node never accepted stand_up"
-                    time.sleep(0.3)
-                operator.wait_for_state("READY", 15.0)
-                in_ready = operator.call(quick)
-                operator.call("walk", must_succeed=True)
-                operator.run_segments([Segment("walk 0.5 m/s", 3.0, (0.5, 0.0, 0.0))], abort_on=group.why_dead)
-                while_walking = operator.call(interfaces.SRV_GAIT_PREFIX + "trot")
-                operator.run_segments([Segment("walk 0.5 m/s, trot", 3.0, (0.5, 0.0, 0.0))],
-                                      abort_on=group.why_dead)
-                operator.call("stop_walk", must_succeed=True)
-                operator.wait_for_state("READY", 5.0)
-                # Damp before the processes stop: a simulator that exits under stiff motors is a stale
-                # robot state to the monitor, which (rightly) faults.
-                operator.call("damp", must_succeed=True)
-                operator.wait_for_state("DAMP", 5.0)
-                time.sleep(0.3)
-            except SessionError as e:
-                logs = "\n".join(f"--- {c.name}\n{c.tail()}" for c in group.children)
-                pytest.fail(f"the rehearsal session failed: {e}\n{logs}")
-            operator.save(tmp_path / "session.npz")
-            gaits = [g for _, g in operator.gaits]
-        finally:
-            if operator is not None:
-                operator.close()
+            session.start()
+            operator = session.operator
+            operator.wait_for("the policy node", lambda: operator.policy_state == "PASSIVE", 60.0,
+                              abort_on=session.why_dead)
+            refused = operator.call(quick)
+            session.stand_up()
+            in_ready = operator.call(quick)
+            session.walk(0.5)
+            session.run_segments([Segment("walk 0.5 m/s", 3.0, (0.5, 0.0, 0.0))])
+            while_walking = operator.call(interfaces.SRV_GAIT_PREFIX + "trot")
+            session.run_segments([Segment("walk 0.5 m/s, trot", 3.0, (0.5, 0.0, 0.0))])
+            session.finish()
+        except SessionError as e:
+            pytest.fail(f"the rehearsal session failed: {e}\n{session.process_logs()}")
+        gaits = [g for _, g in session.operator.gaits]
+    fault_log = session.files.fault_log
     assert not refused[0] and "PASSIVE" in refused[1], refused
     assert in_ready[0] and while_walking[0], (in_ready, while_walking)
     assert gaits == ["trot", "trot_quick", "trot"], f"the published gait: {gaits}"
-    recorded = load_session(tmp_path / "session.npz")
+    recorded = load_session(session.files.session)
     assert [g for _, g in recorded["gaits"]] == gaits, "the report gets the gait changes"
     assert not fall_metrics(recorded)["fell"]
     assert not [e for e in read_fault_log(fault_log) if e["event"] == "fault"]

@@ -15,7 +15,8 @@ and the safety monitor must raise no fault. The Go1 runs under the drivers' mode
 import numpy as np
 import pytest
 
-from surrogait_rehearsal.harness.processes import shipped_policy_path
+from surrogait_rehearsal.harness.nodes import shipped_policy_path, sim_node
+from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse
 from surrogait_rehearsal.report import (
     fall_metrics,
     load_session,
@@ -23,18 +24,18 @@ from surrogait_rehearsal.report import (
     simulator_metrics,
     tracking_metrics,
 )
-from surrogait_rehearsal.walk_rehearsal import rehearse_walk
 
 DOMAIN = 24
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments (issue 5)
 
 
-def rehearse(tmp_path, robot: str, motor_model: str, while_walking=None) -> None:
+def walk(tmp_path, robot: str, motor_model: str, while_walking=None) -> None:
     """The walk rehearsal over the real processes (its records in tmp_path); fails the test if it stops early."""
     policy = shipped_policy_path(robot)
     assert policy.is_file(), f"the shipped policy {policy} is missing"
-    outcome = rehearse_walk(tmp_path, domain=DOMAIN, robot=robot, policy=policy, motor_model=motor_model,
-                            while_walking=while_walking)
+    config = SessionConfig(tmp_path, domain=DOMAIN, robot=robot, policy=policy,
+                           params={sim_node(robot): {"motor_model": motor_model}})
+    outcome = rehearse(config, while_walking=while_walking)
     if outcome.error:
         sim = simulator_metrics(load_session(tmp_path / "session.npz"), tmp_path / "sim_log.npz")
         pytest.fail(f"the rehearsal session failed: {outcome.error}\nsimulator: {sim}\n{outcome.process_logs}")
@@ -43,8 +44,8 @@ def rehearse(tmp_path, robot: str, motor_model: str, while_walking=None) -> None
 @pytest.mark.rehearsal
 @pytest.mark.parametrize(("robot", "motor_model"), [("go2", "driver"), ("go2", "on_command"), ("go1", "driver")])
 def test_shipped_policy_stands_up_and_walks(tmp_path, robot, motor_model):
-    rehearse(tmp_path, robot, motor_model)
-    fault_log = tmp_path / "fault_log.jsonl"
+    walk(tmp_path, robot, motor_model)
+    fault_log = SessionFiles(tmp_path).fault_log
     recorded = load_session(tmp_path / "session.npz")
     states = [state for _, state in recorded["policy_states"]]
     assert states[:4] == ["PASSIVE", "STAND_UP", "READY", "WALK"], states
@@ -86,8 +87,8 @@ def test_a_whole_host_stall_while_walking_is_no_fault_and_the_walk_goes_on(tmp_p
                 return
             group.pause(HOST_STALL_S)
 
-    rehearse(tmp_path, "go2", "driver", while_walking=stall_the_host)
-    events = read_fault_log(tmp_path / "fault_log.jsonl")
+    walk(tmp_path, "go2", "driver", while_walking=stall_the_host)
+    events = read_fault_log(SessionFiles(tmp_path).fault_log)
     assert not [e for e in events if e["event"] == "fault"], events
     assert len([e for e in events if e["event"] == "monitor_stall"]) >= 3, "the monitor noticed its own stalls"
     policy_log = (tmp_path / "logs" / "policy_node.log").read_text()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from surrogait_rehearsal.harness.processes import NODES, Child, ProcessGroup, child_env
+from surrogait_rehearsal.harness.nodes import ready_line
+from surrogait_rehearsal.harness.processes import Child, ProcessGroup, child_env
 
 HERE = Path(__file__).parent
 CLIENT = HERE / "sim_dds_client.py"
@@ -35,7 +36,7 @@ def start_sim(tmp_path, dds_domain):
         # SCHED_FIFO (where permitted) keeps the simulator in real time on a busy 2-core machine.
         sim = group.start_node("go2_sim", {"dds_domain": dds_domain, "sched_fifo_priority": 30, **params})
         if wait:
-            sim.wait_for_log(NODES["go2_sim"].ready_line, 30.0)
+            sim.wait_for_log(ready_line("go2_sim"), 30.0)
         return sim
 
     yield start

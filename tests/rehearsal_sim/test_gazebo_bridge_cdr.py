@@ -15,7 +15,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64
 
-from surrogait_rehearsal import ros_cdr
+from surrogait_rehearsal.sim.gazebo import ros_cdr
 
 RNG = np.random.default_rng(7)
 FRAMES = ["", "a", "ab", "abc", "go2/", "base_", "FR_foot", "go2/base", "world/x"]

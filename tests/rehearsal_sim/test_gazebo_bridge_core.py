@@ -21,8 +21,8 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.wire.go2_wire import MODE_SERVO, MotorCommands
 from surrogait_core.wire.motor_driver_law import pd_torques
-from surrogait_rehearsal.gazebo_bridge_config import MIN_CONTROL_RATE_HZ, GazeboBridgeConfig
-from surrogait_rehearsal.gazebo_bridge_core import (
+from surrogait_rehearsal.sim.gazebo.bridge_config import MIN_CONTROL_RATE_HZ, GazeboBridgeConfig
+from surrogait_rehearsal.sim.gazebo.bridge_core import (
     CyclePacer,
     GazeboInputError,
     GazeboState,
@@ -31,10 +31,10 @@ from surrogait_rehearsal.gazebo_bridge_core import (
     normal_foot_forces,
     tick_ms,
 )
-from surrogait_rehearsal.gazebo_topics import TOPIC_PARAMETERS
-from surrogait_rehearsal.go2_sim_core import SimConfig
-from surrogait_rehearsal.gz_standin_config import GzStandinConfig
-from surrogait_rehearsal.gz_standin_core import ForceDrivenGo2
+from surrogait_rehearsal.sim.gazebo.standin_config import GzStandinConfig
+from surrogait_rehearsal.sim.gazebo.standin_core import ForceDrivenGo2
+from surrogait_rehearsal.sim.gazebo.topics import TOPIC_PARAMETERS
+from surrogait_rehearsal.sim.mujoco.core import SimConfig
 
 SPEC = load_robot_spec("go2")
 CONFIG = Path(__file__).resolve().parents[2] / "ros2_ws" / "src" / "surrogait_rehearsal" / "config"
@@ -147,8 +147,8 @@ def test_the_shipped_policy_walks_at_1_m_s_through_the_bridge_core_at_its_lowest
     from surrogait_core.safety.rules import commanded_torque
     from surrogait_core.safety.thresholds import default_thresholds
     from surrogait_core.wire.go2_wire import decode_lowstate
-    from surrogait_rehearsal.harness.processes import shipped_policy_path
-    from surrogait_rehearsal.lowstate_writer import LowStateWriter
+    from surrogait_rehearsal.harness.nodes import shipped_policy_path
+    from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
 
     robot = ForceDrivenGo2(SimConfig(initial_pose="lying"))
     state = GazeboState(SPEC, 1.0, 0.1)

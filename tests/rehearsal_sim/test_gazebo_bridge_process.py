@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.gazebo_bridge_core import logged_stalls_ms
-from surrogait_rehearsal.harness.processes import NODES, ProcessGroup
+from surrogait_rehearsal.harness.nodes import ready_line
+from surrogait_rehearsal.harness.processes import ProcessGroup
+from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms
 
 SPEC = load_robot_spec("go2")
 pytestmark = pytest.mark.rehearsal
@@ -33,9 +34,9 @@ def gazebo_side(tmp_path, dds_domain):
 
     def start(**standin_params):
         standin = group.start_node("gz_standin", standin_params, package_params=True)
-        standin.wait_for_log(NODES["gz_standin"].ready_line, 60.0)
+        standin.wait_for_log(ready_line("gz_standin"), 60.0)
         bridge = group.start_node("gazebo_bridge", {"dds_domain": dds_domain}, package_params=True)
-        bridge.wait_for_log(NODES["gazebo_bridge"].ready_line, 60.0)
+        bridge.wait_for_log(ready_line("gazebo_bridge"), 60.0)
         return standin, bridge
 
     yield start

@@ -21,10 +21,10 @@ import subprocess
 import sys
 import time
 
-from surrogait_rehearsal import ros_cdr
-from surrogait_rehearsal.gazebo_bridge_config import DEFAULT_CONTROL_RATE_HZ
 from surrogait_rehearsal.harness.processes import child_env
-from surrogait_rehearsal.polled_topics import command_qos
+from surrogait_rehearsal.sim.gazebo import ros_cdr
+from surrogait_rehearsal.sim.gazebo.bridge_config import DEFAULT_CONTROL_RATE_HZ
+from surrogait_rehearsal.sim.gazebo.polled_topics import command_qos
 
 DOMAIN = 58  # unused elsewhere in tests/
 CYCLES = 300
@@ -32,7 +32,7 @@ TOPIC = "/rate_test/joint{}/cmd_force"
 SUBSCRIBER = f"""
 import sys, threading, time, rclpy
 from std_msgs.msg import Float64
-from surrogait_rehearsal.polled_topics import PolledSubscription, command_qos
+from surrogait_rehearsal.sim.gazebo.polled_topics import PolledSubscription, command_qos
 rclpy.init()
 node = rclpy.create_node("rate_subscriber")
 subs = [PolledSubscription(node, Float64, "{TOPIC}".format(i), command_qos(), raw=True) for i in range(12)]

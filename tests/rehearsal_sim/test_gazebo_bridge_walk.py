@@ -1,7 +1,7 @@
 """The Gazebo rehearsal's path, walked end to end with a MuJoCo stand-in where Gazebo would be.
 
 Separate processes, as `python -m surrogait_rehearsal.demo --simulator gazebo-standin` starts them
-(surrogait_rehearsal.gazebo_rehearsal), each with its package's parameters file: `gz_standin` (MuJoCo on
+(surrogait_rehearsal.harness.gazebo), each with its package's parameters file: `gz_standin` (MuJoCo on
 the ROS topics ros_gz_bridge would carry from gz sim), `gazebo_bridge` (those topics <-> the Go2's
 unitree_sdk2 DDS wire; PD on each new joint state, at most 500 Hz, the force held until the next;
 LowStates at 250 Hz), and the unchanged `policy_node` (the shipped go2_trot.onnx), `estimator_node` and
@@ -42,14 +42,9 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_rehearsal.demo import run_session, walk_test_segments
-from surrogait_rehearsal.gazebo_rehearsal import (
-    MIN_CPUS_FULL_STANDIN_REHEARSAL,
-    launch_gazebo_rehearsal,
-    usable_cpus,
-)
-from surrogait_rehearsal.harness.operator import Operator, SessionError
-from surrogait_rehearsal.harness.processes import REHEARSAL_NICENESS, ProcessGroup, shipped_policy_path
+from surrogait_rehearsal.harness.gazebo import MIN_CPUS_FULL_STANDIN_REHEARSAL, usable_cpus
+from surrogait_rehearsal.harness.operator import SessionError
+from surrogait_rehearsal.harness.session import Session, SessionConfig, walk_test_segments
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
 
 DOMAIN = 59  # unused elsewhere in tests/
@@ -71,37 +66,19 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, 
     if usable_cpus() < cpus_needed:
         pytest.skip(f"{stack} needs {cpus_needed} CPUs, this machine gives {usable_cpus()}: five real-time "
                     "processes saturate 2 cores (module docstring)")
-    policy = shipped_policy_path("go2")
-    fault_log = tmp_path / "fault_log.jsonl"
-    link = {"dds_domain": DOMAIN, "network_interface": "lo"}
-    deployment = {
-        "estimator_node": link,
-        "safety_monitor": {**link, "policy_path": str(policy), "fault_log_path": str(fault_log)},
-        "policy_node": {**link, "policy_path": str(policy)},
-    }
-    overrides = {
-        "gz_standin": {"log_path": str(tmp_path / "standin_log.npz"), "video_path": ""},
-        "gazebo_bridge": link,
-        **{name: deployment[name] for name in nodes},
-    }
-    operator = None
-    with ProcessGroup(tmp_path / "logs", DOMAIN, config_dir=tmp_path, niceness=REHEARSAL_NICENESS) as group:
+    config = SessionConfig(tmp_path, domain=DOMAIN, simulator="gazebo-standin", nodes=nodes,
+                           operator_name="surrogait_demo")
+    with Session(config) as session:
         try:
-            operator = Operator(DOMAIN, log=print, name="surrogait_demo")
-            try:
-                started = launch_gazebo_rehearsal(group, operator, "gazebo-standin", overrides, log=print)
-                assert started == ["gz_standin", "gazebo_bridge", *nodes]
-                run_session(operator, group, SEGMENTS)
-            except SessionError as e:
-                logs = "\n".join(f"--- {c.name}\n{c.tail(25)}" for c in group.children)
-                pytest.fail(f"the rehearsal session failed: {e}\nbridge: "
-                            f"{operator.latest_statuses().get('gazebo_bridge')}\n{logs}")
-            operator.save(tmp_path / "session.npz")
-            bridge_status = operator.latest_statuses()["gazebo_bridge"]
-        finally:
-            if operator is not None:
-                operator.close()
-    recorded = load_session(tmp_path / "session.npz")
+            started = session.start()
+            assert started == ["gz_standin", "gazebo_bridge", *nodes]
+            session.run_session(SEGMENTS)
+        except SessionError as e:
+            pytest.fail(f"the rehearsal session failed: {e}\nbridge: "
+                        f"{session.operator.latest_statuses().get('gazebo_bridge')}\n{session.process_logs(25)}")
+        bridge_status = session.operator.latest_statuses()["gazebo_bridge"]
+    fault_log, standin_log = session.files.fault_log, session.files.sim_log
+    recorded = load_session(session.files.session)
     states = [state for _, state in recorded["policy_states"]]
     assert states[:4] == ["PASSIVE", "STAND_UP", "READY", "WALK"], states
     assert states[-1] == "DAMP"
@@ -123,7 +100,7 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, 
     assert bridge_status["lowcmd_dropped"] == "0" and int(bridge_status["lowcmd_accepted"]) > 500 * 10
     assert float(bridge_status["loop_rate_hz"]) > 0.9 * BRIDGE_RATE_HZ, bridge_status
     assert bridge_status["gazebo_state"] == "fresh" and bridge_status["input_errors"] == "0"
-    with np.load(tmp_path / "standin_log.npz") as log:
+    with np.load(standin_log) as log:
         assert np.all(np.abs(log["joint_tau"]) <= load_robot_spec("go2").joint_torque_limit + 1e-9)
         # The last forces Gazebo holds are the damping the session ends with: small, not a stiff pose.
         assert np.abs(log["joint_tau"][-1]).max() < 5.0

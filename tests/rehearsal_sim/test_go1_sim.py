@@ -24,12 +24,12 @@ from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.wire import go1_wire, go2_wire
-from surrogait_rehearsal import motor_driver
-from surrogait_rehearsal.go1_udp_robot import Go1UdpRobot
-from surrogait_rehearsal.go2_sim_config import PARAMETERS, Go1SimNodeConfig, SimNodeConfig
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
 from surrogait_rehearsal.harness.processes import ProcessGroup
-from surrogait_rehearsal.motor_driver import LowCmdGate
+from surrogait_rehearsal.sim import motor_driver
+from surrogait_rehearsal.sim.motor_driver import LowCmdGate
+from surrogait_rehearsal.sim.mujoco.config import PARAMETERS, Go1SimNodeConfig, SimNodeConfig
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.mujoco.go1_udp_robot import Go1UdpRobot
 
 SPEC = load_robot_spec("go1")
 N = go1_wire.NUM_MOTORS

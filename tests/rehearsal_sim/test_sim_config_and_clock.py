@@ -8,8 +8,8 @@ import pytest
 from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.wire.network_interface import available_interfaces
-from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig
-from surrogait_rehearsal.sim_time import SimTimeEvery
+from surrogait_rehearsal.sim.mujoco.config import PARAMETERS, SimNodeConfig
+from surrogait_rehearsal.sim.sim_time import SimTimeEvery
 
 
 def test_defaults_are_the_documented_ones():

@@ -6,8 +6,8 @@ import pytest
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.go2_wire import MotorCommands
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig, SimConfigError
-from surrogait_rehearsal.lowstate_writer import LowStateWriter, foot_force_counts, rpy_from_quat
+from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter, foot_force_counts, rpy_from_quat
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig, SimConfigError
 
 SPEC = load_robot_spec("go2")
 N = 12

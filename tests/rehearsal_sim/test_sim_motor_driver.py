@@ -6,7 +6,7 @@ import pytest
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.go2_wire import POS_STOP_F, VEL_STOP_F, MotorCommands
-from surrogait_rehearsal.motor_driver import LowCmdGate, drop_reason, pd_torques
+from surrogait_rehearsal.sim.motor_driver import LowCmdGate, drop_reason, pd_torques
 
 SPEC = load_robot_spec("go2")
 LIMIT = SPEC.joint_torque_limit

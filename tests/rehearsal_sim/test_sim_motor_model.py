@@ -12,9 +12,9 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.go2_wire import POS_STOP_F, VEL_STOP_F, MotorCommands
-from surrogait_rehearsal.go2_sim_config import SimNodeConfig
-from surrogait_rehearsal.go2_sim_core import LYING_JOINT_POS, Go2Sim, SimConfig, SimConfigError
-from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques, pd_torques
+from surrogait_rehearsal.sim.motor_driver import MOTOR_MODELS, MotorTorques, pd_torques
+from surrogait_rehearsal.sim.mujoco.config import SimNodeConfig
+from surrogait_rehearsal.sim.mujoco.core import LYING_JOINT_POS, Go2Sim, SimConfig, SimConfigError
 
 SPEC = load_robot_spec("go2")
 LIMIT = SPEC.joint_torque_limit

@@ -12,8 +12,8 @@ import pytest
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.go2_wire import MotorCommands
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-from surrogait_rehearsal.sim_recorder import SimRecorder
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.recorder import SimRecorder
 
 SPEC = load_robot_spec("go2")
 
@@ -89,8 +89,8 @@ def test_rows_beyond_one_block_are_kept_in_order(tmp_path):
 
 KILLED_SIMULATOR = """
 import sys, time
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-from surrogait_rehearsal.sim_recorder import SimRecorder
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.recorder import SimRecorder
 sim = Go2Sim(SimConfig(initial_pose="stand"))
 rec = SimRecorder(sys.argv[1], sim, rate_hz=50.0)
 for _ in range(250):
@@ -120,8 +120,8 @@ def test_a_killed_simulator_still_leaves_its_recording(tmp_path):
 
 REAL_TIME_SIMULATOR = """
 import os, sys
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
-from surrogait_rehearsal.sim_recorder import SimRecorder
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.recorder import SimRecorder
 try:
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
 except PermissionError:

@@ -3,7 +3,7 @@ on this host, no profile or static peers of the user's."""
 
 import pytest
 
-from surrogait_rehearsal.udp_participant import PROFILE, use_udp_alone_on_localhost
+from surrogait_rehearsal.sim.gazebo.udp_participant import PROFILE, use_udp_alone_on_localhost
 
 
 def test_on_localhost_it_becomes_the_same_discovery_over_udp_alone():

@@ -79,7 +79,7 @@ def test_an_unknown_terrain_is_refused():
 
 
 def test_eval_on_a_course_walks_straight_and_counts_who_crossed():
-    from surrogait_rehearsal.harness.processes import shipped_policy_path
+    from surrogait_rehearsal.harness.nodes import shipped_policy_path
     from surrogait_train.evaluate import TERRAIN_EVAL_VX, evaluate_policy
 
     result = evaluate_policy(shipped_policy_path(), num_episodes=4, episode_s=2.0, terrain="slope")

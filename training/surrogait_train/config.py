@@ -126,6 +126,10 @@ class RewardConfig:
     base_height_target_m: float = 0.30
     action_rate: float = -0.01
     torque: float = -2e-4
+    # Joint torques past this fraction of each motor's limit, summed (N m; legged_gym's torque_limits): keeps the
+    # gait's peaks clear of the safety monitor's torque rule, whose false damp on a robot is a fall (issue 34)
+    torque_limits: float = 0.0
+    soft_torque_limit_fraction: float = 0.7
     swing_height: float = -40.0  # squared error of foot height to the clock's swing profile
     # squared shortfall of a swinging foot below that profile (0 above it, 0 in stance): what a blind policy can
     # meet on uneven ground, where swing_height asks each foot to land on ground it cannot see

@@ -5,7 +5,7 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
 
 - velocity tracking  exp(-|v_xy - cmd_xy|^2 / sigma),  exp(-(w_z - cmd_yaw)^2 / sigma)
 - posture            |g_xy|^2,  (h - h*)^2,  v_z^2,  |w_xy|^2
-- effort             |a_t - a_{t-1}|^2,  |tau|^2
+- effort             |a_t - a_{t-1}|^2,  |tau|^2,  sum_j max(|tau_j| - f tau_max,j, 0) (torque limits, f = 0.7)
 - joint limits       sum_j max(lower_j - q_j, 0) + max(q_j - upper_j, 0) over the soft joint range
                      (legged_gym's dof_pos_limits; targets are clipped to that range, positions can
                      still overshoot it)
@@ -129,6 +129,8 @@ def compute_rewards(
         "base_height": cfg.base_height * (state.base_height - cfg.base_height_target_m) ** 2,
         "action_rate": cfg.action_rate * ((action - last_action) ** 2).sum(-1),
         "torque": cfg.torque * (torque**2).sum(-1),
+        "torque_limits": cfg.torque_limits * (torque.abs() - cfg.soft_torque_limit_fraction * torque_limit)
+        .clamp(min=0).sum(-1),
         "swing_height": cfg.swing_height * ((foot_height - ref_height) ** 2).sum(-1),
         "swing_clearance": cfg.swing_clearance * (~stance * (ref_height - foot_height).clamp(min=0) ** 2).sum(-1),
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),

@@ -6,7 +6,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
-    package_data={PACKAGE: ["fastdds_udp_localhost.xml"]},
+    package_data={PACKAGE: ["sim/gazebo/fastdds_udp_localhost.xml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -20,10 +20,10 @@ setup(
                 "the rehearsal harness and the demo",
     license="BSD-3-Clause",
     entry_points={"console_scripts": [
-        "go2_sim = surrogait_rehearsal.go2_sim_node:main",
-        "go1_sim = surrogait_rehearsal.go1_sim_node:main",
-        "gazebo_bridge = surrogait_rehearsal.gazebo_bridge_node:main",
-        "gz_standin = surrogait_rehearsal.gz_standin_node:main",
+        "go2_sim = surrogait_rehearsal.sim.mujoco.node:main",
+        "go1_sim = surrogait_rehearsal.sim.mujoco.go1_node:main",
+        "gazebo_bridge = surrogait_rehearsal.sim.gazebo.bridge_node:main",
+        "gz_standin = surrogait_rehearsal.sim.gazebo.standin_node:main",
         "safety_fault_injector = surrogait_rehearsal.harness.fault_injection:main",
     ]},
 )

@@ -13,7 +13,7 @@
    and ports overridden). `--simulator gazebo` rehearses the Go2 in Gazebo instead, as
    launch/go2_gazebo.launch.py (gz sim, ros_gz_bridge, the Gazebo bridge node speaking the Go2's
    wire); `--simulator gazebo-standin` the same with a MuJoCo stand-in for gz sim + ros_gz_bridge
-   (surrogait_rehearsal.gazebo_rehearsal);
+   (surrogait_rehearsal.harness.gazebo); one rehearsal `Session` (surrogait_rehearsal.harness.session);
 3. drives a scripted session through the policy node's services and cmd_vel: stand up, walk
    0.5 m/s, turn, walk 1.0 m/s, stop, damp;
 4. writes runs/demo-<timestamp>/ with report.md, metrics.json, plots/ and the robot's video.
@@ -31,34 +31,17 @@ import datetime
 import os
 import platform
 import signal
-import time
+from collections.abc import Callable
 from pathlib import Path
 
-from surrogait_core import interfaces
 from surrogait_core.policy.contract import read_contract
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.terrain import TERRAINS
-from surrogait_rehearsal.gazebo_rehearsal import (
-    DEPLOYMENT_NODES,
-    GAZEBO_SIMULATORS,
-    SIMULATORS,
-    GazeboUnavailable,
-    gazebo_commands,
-    launch_gazebo_rehearsal,
-)
+from surrogait_rehearsal.harness.gazebo import GazeboUnavailable, gazebo_commands
+from surrogait_rehearsal.harness.host_steal import StealSampler
+from surrogait_rehearsal.harness.nodes import REPO_ROOT, rehearsal_robot, shipped_policy_path, sim_node
 from surrogait_rehearsal.harness.operator import Operator, Segment, SessionError
-from surrogait_rehearsal.harness.processes import (
-    REHEARSAL_NICENESS,
-    REPO_ROOT,
-    ProcessGroup,
-    go1_ports,
-    launch_rehearsal,
-    link_params,
-    rehearsal_nodes,
-    shipped_policy_path,
-    sim_node,
-)
-from surrogait_rehearsal.host_steal import StealSampler
+from surrogait_rehearsal.harness.session import GAZEBO_SIMULATORS, SIMULATORS, Session, SessionConfig
 from surrogait_rehearsal.report import RunFiles, build_report
 
 ROUGH_POLICY = "{robot}_trot_rough.onnx"  # beside the robot's shipped trot: fine-tuned on the rough course
@@ -86,15 +69,6 @@ def demo_segments(quick: bool = False) -> list[Segment]:
         Segment("turn (0.5 m/s, 0.5 rad/s)", d, (0.5, 0.0, 0.5)),
         Segment("walk 1.0 m/s", d, (1.0, 0.0, 0.0)),
         Segment("stop", 2.0 if quick else 3.0, (0.0, 0.0, 0.0), scored=False),
-    ]
-
-
-def walk_test_segments() -> list[Segment]:
-    """The rehearsal tests' and benches' walk: 0.5 m/s and 1.0 m/s straight ahead for 5 s each, then stop."""
-    return [
-        Segment("walk 0.5 m/s", 5.0, (0.5, 0.0, 0.0)),
-        Segment("walk 1.0 m/s", 5.0, (1.0, 0.0, 0.0)),
-        Segment("stop", 2.0, (0.0, 0.0, 0.0), scored=False),
     ]
 
 
@@ -149,29 +123,9 @@ def get_policy(args: argparse.Namespace) -> tuple[Path, str]:
     return shipped_policy_path(args.robot), "the shipped policy (no --policy given)"
 
 
-def node_overrides(name: str, args: argparse.Namespace, run_dir: Path, policy: Path) -> dict:
-    recordings = {"log_path": str(run_dir / "sim_log.npz"),
-                  "video_path": "" if args.no_video else str(run_dir / "robot.mp4")}
-    own = {
-        sim_node(args.robot): {**recordings, "motor_model": args.motor_model, "terrain": args.terrain},
-        "gz_standin": recordings,  # the MuJoCo stand-in records what go2_sim records (no LowCmds: it sees forces)
-        "gazebo_bridge": {},
-        "estimator_node": {},
-        "safety_monitor": {"fault_log_path": str(run_dir / "safety_fault_log.jsonl"), "policy_path": str(policy)},
-        "policy_node": {"policy_path": str(policy), "timing_log_path": str(run_dir / "policy_timing.npz")},
-    }[name]
-    link = link_params(args.robot, args.domain).get(name, {})
-    if name == "gazebo_bridge":  # the Go2's end of the wire, where go2_sim would be
-        link = {"dds_domain": args.domain, "network_interface": "lo"}
-    return {**link, **own}
-
-
-def session_nodes(args: argparse.Namespace) -> list[str]:
-    """The processes of this session that take a parameters file, in start order."""
-    if args.simulator == "mujoco":
-        return rehearsal_nodes(args.robot)
-    side = ["gz_standin"] if args.simulator == "gazebo-standin" else []  # gz sim takes its world, not YAML
-    return [*side, "gazebo_bridge", *DEPLOYMENT_NODES]
+def node_params(args: argparse.Namespace) -> dict[str, dict]:
+    """The demo's own choices over the session's parameters: the MuJoCo simulator's motor model and terrain."""
+    return {sim_node(args.robot): {"motor_model": args.motor_model, "terrain": args.terrain}}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -226,8 +180,6 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     run_dir = (args.run_dir or default_run_dir()).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    # The safety monitor appends to its log; in a reused run folder the report must show this session only.
-    (run_dir / "safety_fault_log.jsonl").unlink(missing_ok=True)
     # SIGTERM is handled like Ctrl-C, so the `finally` below stops the children either way.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     os.environ.update(ROS_DOMAIN_ID=str(args.domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
@@ -245,48 +197,41 @@ def main(argv: list[str] | None = None) -> int:
     if (note := terrain_note(args.terrain, args.robot)) is not None:
         say(note)
 
-    wire = (f"Go1 UDP on 127.0.0.1 ports {go1_ports(args.domain).robot}.." if args.robot == "go1"
-            else f"DDS domain {args.domain} on lo")
+    config = SessionConfig(run_dir, domain=args.domain, robot=args.robot, simulator=args.simulator, policy=policy,
+                           params=node_params(args), video=not args.no_video, timing_log=True,
+                           operator_name="surrogait_demo")
+    wire = rehearsal_robot(args.robot).wire(args.domain)
     say(f"[2/4] rehearsal processes ({args.robot} in {args.simulator}: {wire}; logs in {run_dir / 'logs'})")
     outcome, exit_code = "completed", 0
     segments = terrain_segments(args.quick) if args.terrain != "flat" else demo_segments(args.quick)
-    operator = None
-    group = ProcessGroup(run_dir / "logs", args.domain, config_dir=run_dir / "config", niceness=REHEARSAL_NICENESS)
+    session = Session(config, log=say)
     steal = StealSampler().start()  # a paused VM stalls every process at once: the report says if it happened
     try:
-        operator = Operator(args.domain, log=say, name="surrogait_demo")
-        overrides = {name: node_overrides(name, args, run_dir, policy) for name in session_nodes(args)}
         try:
-            if args.simulator == "mujoco":
-                launch_rehearsal(group, operator, overrides, log=say)
-            else:
-                launch_gazebo_rehearsal(group, operator, args.simulator, overrides, log=say)
-            run_session(operator, group, segments, switch_gait=args.switch_gait)
+            session.start()
+            say("[3/4] scripted session")
+            session.run_session(segments, switch_gait=args.switch_gait, on_tick=progress(session.operator))
         except SessionError as e:
             # A damp (the safety monitor's or the policy node's own), a dead process or a refused step:
             # the session did not complete. The report still shows what happened.
-            if operator.policy_state == "DAMP":
+            if session.operator.policy_state == "DAMP":
                 outcome = f"stopped by a safety damp: {e}"
             else:
                 outcome = f"stopped early: {e}"
             exit_code = 1
             say(f"  session {outcome}")
             try:
-                operator.call("damp")
+                session.operator.call("damp")
             except SessionError:
                 pass
-        operator.save(run_dir / "session.npz")
     except KeyboardInterrupt:
         say("interrupted: stopping the rehearsal")
         outcome, exit_code = "interrupted", 130
-        if operator is not None:
-            operator.save(run_dir / "session.npz")
     finally:
         say("  stopping the rehearsal processes (they save their recordings)")
-        group.stop_all()
-        if operator is not None:
-            operator.close()
+        session.stop()
         host_steal = steal.stop()
+    group = session.group
     for child in group.children:
         if child.process.returncode not in (0, -signal.SIGINT, 130):
             say(f"  {child.name} exited with {child.process.returncode}; see {child.log_path}")
@@ -294,12 +239,12 @@ def main(argv: list[str] | None = None) -> int:
                 outcome, exit_code = f"{child.name} exited with {child.process.returncode}", 1
 
     say("[4/4] report")
-    if not (run_dir / "session.npz").is_file():
+    recorded = session.files
+    if not recorded.session.is_file():
         say("  no session was recorded; no report")
         return exit_code or 1
-    files = RunFiles(session=run_dir / "session.npz", sim_log=_existing(run_dir / "sim_log.npz"),
-                     timing=_existing(run_dir / "policy_timing.npz"),
-                     fault_log=_existing(run_dir / "safety_fault_log.jsonl"), video=_existing(run_dir / "robot.mp4"))
+    files = RunFiles(session=recorded.session, sim_log=_existing(recorded.sim_log), timing=_existing(recorded.timing),
+                     fault_log=_existing(recorded.fault_log), video=_existing(recorded.video))
     info = {"run": run_dir.name, "robot": args.robot, "simulator": args.simulator, "policy_path": str(policy),
             "policy_source": policy_source,
             "processes": [c.name for c in group.children],
@@ -316,54 +261,15 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code
 
 
-def run_session(operator: Operator, group: ProcessGroup, segments: list[Segment],
-                switch_gait: str | None = None) -> None:
-    """The scripted session: stand up, walk through `segments`, stop, damp. SessionError when it cannot go on."""
-    operator.wait_for("the policy node", lambda: operator.policy_state is not None, 60.0, abort_on=group.why_dead)
-    say("[3/4] scripted session")
-    # The policy node needs a fresh robot state before it accepts a stand-up: retry for a while.
-    # A damp before anything moved is a false fault at bring-up, and fails the session like any other.
-    deadline = time.monotonic() + 20.0
-    while not operator.call("stand_up")[0]:
-        if operator.policy_state == "DAMP":
-            causes = [v.get("cause") for _, v in operator.safety_states if v.get("cause")]
-            raise SessionError(f"the policy node was in DAMP before the stand-up (safety monitor: "
-                               f"{causes[-1] if causes else 'no fault'}; see the fault log)")
-        if time.monotonic() > deadline:
-            raise SessionError("the policy node never accepted stand_up")
-        time.sleep(0.5)
-    operator.wait_for_state("READY", 15.0)
-    operator.call("walk", must_succeed=True)
-
-    switch_at = segments[1] if switch_gait is not None and len(segments) > 1 else None
-
-    def progress(segment: Segment, elapsed: float) -> None:
-        nonlocal switch_at
-        if segment is switch_at:  # the second segment starts: switch gait while walking
-            switch_at = None
-            operator.call(interfaces.SRV_GAIT_PREFIX + switch_gait, must_succeed=True)
+def progress(operator: Operator) -> Callable[[Segment, float], None]:
+    """A line a second while walking: the segment, its time, the ground truth's speed, yaw rate and height."""
+    def tick(segment: Segment, elapsed: float) -> None:
         gt = operator.latest_ground_truth()
         if gt is not None and int(elapsed * 10) % 10 == 0:
             say(f"  {segment.name:28s} {elapsed:4.1f}/{segment.duration_s:.0f} s   vx {gt[6]:+.2f} m/s  "
                 f"yaw rate {gt[11]:+.2f} rad/s  height {gt[3]:.2f} m")
 
-    def abort() -> str | None:
-        if operator.policy_state == "DAMP":
-            return "the policy node went to DAMP"
-        return group.why_dead()
-
-    operator.run_segments(segments, on_tick=progress, abort_on=abort)
-    operator.call("stop_walk", must_succeed=True)
-    operator.wait_for_state("READY", 5.0)
-    time.sleep(1.0)
-    if (state := operator.policy_state) != "READY":  # a damp while standing after the walk
-        raise SessionError(f"the policy node left READY before the final damp (now {state})")
-    operator.call("damp", must_succeed=True)
-    operator.wait_for_state("DAMP", 5.0)
-    time.sleep(1.5)  # let the robot settle in damping, on camera
-    latched = [v.get("cause", "") for _, v in operator.safety_states if v.get("state") == "DAMP"]
-    if latched:
-        raise SessionError(f"the safety monitor latched during the session: {latched[0]}")
+    return tick
 
 
 def _existing(path: Path) -> Path | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core.robot_spec import RobotSpec
-from surrogait_rehearsal.sim_video import VideoRecorder
+from surrogait_rehearsal.sim.video import VideoRecorder
 
 SETTLE_S = 1.0  # after a walk starts or a gait changes, before the clip begins: the transition is not the gait
 

@@ -394,7 +394,7 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
         lines += ["", f"The hypervisor took {_fmt(steal['total_ms'], 0)} ms of CPU time from this machine's cores "
                   f"during the session, at most {_fmt(steal['worst_ms'], 0)} ms within "
                   f"{_fmt(steal['window_ms'], 0)} ms (the window ending {at[:-3]} UTC). A paused virtual machine "
-                  "stalls every process at once, whatever its priority (surrogait_rehearsal.host_steal)."]
+                  "stalls every process at once, whatever its priority (surrogait_rehearsal.harness.host_steal)."]
     est = m["estimator"]
     lines += ["", "## State estimator", ""]
     lines.append(f"Estimated vs true body velocity while walking: vx RMSE {_fmt(est['vx_rmse'])} m/s, "

@@ -38,8 +38,9 @@ from surrogait_core.wire import go1_wire, go2_wire
 from surrogait_core.wire.go2_wire import LowStateView, MotorCommands
 from surrogait_core.wire.lowcmd_stream import LowCmdStream, RepeatFilter
 from surrogait_rehearsal.harness.fault_injection import FIRST_ROGUE_LINE, make_nan_policy
+from surrogait_rehearsal.harness.nodes import go1_ports, link_params, sim_node
 from surrogait_rehearsal.harness.operator import Operator
-from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds, go1_ports, link_params, sim_node
+from surrogait_rehearsal.harness.processes import ProcessGroup, cpu_seconds
 
 LATENCY_TARGET_S = 0.060
 STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
@@ -250,7 +251,7 @@ class Rehearsal:
 
     def __init__(self, cfg: RehearsalConfig, ros: Operator, recorder: WireRecorder):
         self.cfg, self.ros, self.rec = cfg, ros, recorder
-        self.group = ProcessGroup(cfg.workdir, cfg.domain, cwd=cfg.workdir, rt_priority=cfg.rt_priority)
+        self.group = ProcessGroup(cfg.workdir, cfg.domain, cwd=cfg.workdir, realtime_priority=cfg.rt_priority)
         self.fault_log = cfg.workdir / "fault_log.jsonl"
 
     def start(self):

@@ -7,9 +7,9 @@ import functools
 from collections.abc import Mapping
 
 from surrogait_core.runtime.node_params import ParamError, param, parameter_table, read_params
-from surrogait_rehearsal.gazebo_bridge_config import FOOT_FORCE_DIRECTIONS
-from surrogait_rehearsal.gazebo_topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
-from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
+from surrogait_rehearsal.sim.gazebo.bridge_config import FOOT_FORCE_DIRECTIONS
+from surrogait_rehearsal.sim.gazebo.topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
+from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
 
 
 def _topic(name: str):

@@ -1,7 +1,7 @@
 """The ROS topics between Gazebo (through `ros_gz_bridge`) and the Go2 bridge, in one place.
 
 The Gazebo model (ros2_ws/src/surrogait_description/sdf/) publishes its sensors on these topics and
-takes one force command per joint, and launch/config/gazebo/ros_gz_bridge.yaml brings them into
+takes one force command per joint, and surrogait_bringup's config/gazebo/ros_gz_bridge.yaml brings them into
 ROS. The bridge node (`gazebo_bridge`) and its MuJoCo stand-in (`gz_standin`) declare the same five
 topic parameters with these defaults, so the two ends and the ros_gz_bridge file can be checked
 against each other (tests/launch, tests/rehearsal_sim/test_gazebo_bridge_core.py).

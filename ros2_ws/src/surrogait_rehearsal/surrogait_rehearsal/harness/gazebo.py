@@ -1,36 +1,27 @@
-"""Starting the Gazebo rehearsal as separate processes, as launch/go2_gazebo.launch.py does.
+"""The Gazebo side of the Gazebo rehearsal, as launch/go2_gazebo.launch.py starts it (a Session's `simulator`).
 
-Two ways to play the Gazebo side:
+Two ways to play it:
 - `gazebo`: `gz sim` (server, running) with the world ros2_ws/src/surrogait_description/sdf/worlds/go2_flat.sdf
   (which includes the Go2 model: no separate spawn) and ros_gz_bridge's `parameter_bridge` with
-  launch/config/gazebo/ros_gz_bridge.yaml. Needs Gazebo Harmonic and ROS 2 with ros_gz_bridge; refused
+  surrogait_bringup's config/gazebo/ros_gz_bridge.yaml. Needs Gazebo Harmonic and ROS 2 with ros_gz_bridge; refused
   with a message naming what to install where they are missing.
 - `gazebo-standin`: `gz_standin`, MuJoCo publishing the same ROS topics (what runs where Gazebo does not).
 Then the bridge (`gazebo_bridge`) and, once its ground truth arrives, the policy node, estimator and
-safety monitor, each with its package's parameters file (launch_rehearsal).
+safety monitor, each with its package's parameters file (harness.session.Session.start).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from surrogait_rehearsal.harness.processes import REPO_ROOT, ProcessGroup, launch_rehearsal
+from surrogait_rehearsal.harness.nodes import REPO_ROOT
 
-if TYPE_CHECKING:
-    from surrogait_rehearsal.harness.operator import Operator
-
-SIMULATORS = ("mujoco", "gazebo", "gazebo-standin")
-GAZEBO_SIMULATORS = ("gazebo", "gazebo-standin")
 SDF_DIR = REPO_ROOT / "ros2_ws" / "src" / "surrogait_description" / "sdf"
 WORLD = SDF_DIR / "worlds" / "go2_flat.sdf"
 MODELS = SDF_DIR / "models"  # `model://go2` in the world resolves here (GZ_SIM_RESOURCE_PATH)
 ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "config" / "gazebo" / "ros_gz_bridge.yaml"
-DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
-GROUND_TRUTH_TIMEOUT_S = {"gazebo": 180.0, "gazebo-standin": 60.0}  # gz sim loads its plugins first
 # The stand-in, the bridge and the three deployment nodes together need 180-195 % of a 2-core machine's
 # CPU (measured: 1-2 % idle, the stand-in and bridge ~50 % each; 172 % and 5-6 % idle since the estimator and
 # the monitor got lighter: bench/results/rehearsal_cpu_share_standin_full.md), all of it real-time. Linux answers a
@@ -86,39 +77,3 @@ def gazebo_environment(domain: int) -> dict[str, str]:
     """Where gz finds the model, and Gazebo transport kept on this machine and apart from other rehearsals."""
     resource = os.pathsep.join(filter(None, [str(MODELS), os.environ.get("GZ_SIM_RESOURCE_PATH", "")]))
     return {"GZ_SIM_RESOURCE_PATH": resource, "GZ_IP": "127.0.0.1", "GZ_PARTITION": f"surrogait_{domain}"}
-
-
-def launch_gazebo_rehearsal(group: ProcessGroup, operator: Operator, simulator: str, overrides: dict[str, dict],
-                            log: Callable[[str], None] = print) -> list[str]:
-    """Start the Gazebo side (`simulator`), the bridge, then the deployment nodes named in `overrides`.
-
-    `overrides[name]` is applied over the package parameters file of each of `gz_standin` (stand-in only),
-    `gazebo_bridge` and the deployment nodes. Raises GazeboUnavailable before starting anything when
-    `simulator` is `gazebo` and Gazebo is missing. Returns the names started.
-    """
-    if simulator not in GAZEBO_SIMULATORS:
-        raise ValueError(f"simulator {simulator!r}: expected one of {', '.join(GAZEBO_SIMULATORS)}")
-    started = []
-    if simulator == "gazebo":
-        commands = gazebo_commands()
-        group.env.update(gazebo_environment(group.domain))
-        for name, argv in commands.items():
-            group.start(name, argv)
-            started.append(name)
-            log(f"  {name}: started ({' '.join(argv[:2])} ...)")
-    else:
-        group.start_node("gz_standin", overrides.get("gz_standin", {}), package_params=True)
-        started.append("gz_standin")
-        log("  gz_standin: started (MuJoCo in place of gz sim + ros_gz_bridge)")
-    group.start_node("gazebo_bridge", overrides.get("gazebo_bridge", {}), package_params=True)
-    started.append("gazebo_bridge")
-    log("  gazebo_bridge: started")
-    operator.wait_for("ground truth through the Gazebo bridge", lambda: bool(operator.ground_truth),
-                      GROUND_TRUTH_TIMEOUT_S[simulator], abort_on=group.why_dead)
-    nodes = {name: overrides[name] for name in DEPLOYMENT_NODES if name in overrides}
-    if simulator == "gazebo-standin" and len(nodes) == len(DEPLOYMENT_NODES) \
-            and usable_cpus() < MIN_CPUS_FULL_STANDIN_REHEARSAL:
-        log(f"  warning: the stand-in rehearsal with all three nodes needs {MIN_CPUS_FULL_STANDIN_REHEARSAL} or more "
-            f"CPUs and this process may use {usable_cpus()}: expect real-time gaps that the monitor and the policy "
-            "node call faults (gazebo_rehearsal.MIN_CPUS_FULL_STANDIN_REHEARSAL)")
-    return started + launch_rehearsal(group, operator, nodes, log=log)

@@ -2,7 +2,7 @@
 
 The physics loop only writes qpos (a few hundred bytes) into a pipe at the video rate.
 Rendering (≈ 6 ms a 320×240 frame with OSMesa, holding the GIL) and encoding run in a separate
-process (`python -m surrogait_rehearsal.sim_video`), so they never delay the real-time loop; if
+process (`python -m surrogait_rehearsal.sim.video`), so they never delay the real-time loop; if
 the renderer falls behind, the pipe fills and frames are skipped rather than slowing physics.
 Needs MUJOCO_GL=osmesa (or egl) on a machine without a display; `.mp4` is written through
 imageio-ffmpeg, `.gif` through Pillow (slow, and held in memory until the end: capped).
@@ -21,7 +21,7 @@ import mujoco
 import numpy as np
 
 from surrogait_core.terrain import scene_model
-from surrogait_rehearsal.child_status import read_status_line
+from surrogait_rehearsal.sim.child_status import read_status_line
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 GIF_MAX_FRAMES = 600  # 30 s at 20 fps; Pillow keeps GIF frames in memory and encodes slowly: prefer .mp4
@@ -49,7 +49,7 @@ class VideoRecorder:
         env.setdefault("MUJOCO_GL", "osmesa")  # headless by default; egl works too where there is a GPU
         env.setdefault("PYOPENGL_PLATFORM", env["MUJOCO_GL"])
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "surrogait_rehearsal.sim_video", str(scene_path), str(self.path), str(fps),
+            [sys.executable, "-m", "surrogait_rehearsal.sim.video", str(scene_path), str(self.path), str(fps),
              str(width), str(height), track_body, terrain],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, start_new_session=True,  # a Ctrl-C to the terminal's group must not cut the file short

@@ -2,7 +2,7 @@
 
     gazebo_bridge --ros-args --params-file config/gazebo_bridge.yaml
 
-Gazebo side (ROS topics that `ros_gz_bridge` carries, launch/config/gazebo/ros_gz_bridge.yaml;
+Gazebo side (ROS topics that `ros_gz_bridge` carries, surrogait_bringup's config/gazebo/ros_gz_bridge.yaml;
 names are parameters, defaults in gazebo_topics):
   takes  /model/go2/joint_states (JointState), /model/go2/imu (Imu), /model/go2/foot_force/<LEG>
          (WrenchStamped, foot frame), /model/go2/odometry (Odometry)
@@ -70,13 +70,13 @@ from surrogait_core.runtime.realtime import freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_core.wire import go2_wire
 from surrogait_core.wire.motor_driver_law import pd_torques
-from surrogait_rehearsal.gazebo_bridge_config import PARAMETERS, GazeboBridgeConfig  # noqa: F401  (launch test)
-from surrogait_rehearsal.gazebo_bridge_core import CyclePacer, GazeboState, tick_ms
-from surrogait_rehearsal.gazebo_bridge_io import GazeboInputs, JointForceOutputs
-from surrogait_rehearsal.motor_driver import LowCmdGate
-from surrogait_rehearsal.process_priority import enter_process_fifo
-from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
-from surrogait_rehearsal.udp_participant import use_udp_alone_on_localhost
+from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS, GazeboBridgeConfig  # noqa: F401  (launch test)
+from surrogait_rehearsal.sim.gazebo.bridge_core import CyclePacer, GazeboState, tick_ms
+from surrogait_rehearsal.sim.gazebo.bridge_io import GazeboInputs, JointForceOutputs
+from surrogait_rehearsal.sim.gazebo.udp_participant import use_udp_alone_on_localhost
+from surrogait_rehearsal.sim.motor_driver import LowCmdGate
+from surrogait_rehearsal.sim.process_priority import enter_process_fifo
+from surrogait_rehearsal.sim.robot_side_inputs import RobotSideInputs
 
 NODE_NAME = "gazebo_bridge"
 READY_LINE = "Gazebo bridge:"
@@ -91,7 +91,7 @@ class Go2WireEnd:
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
         from surrogait_core.wire.lowcmd_stream import LowCmdStream
-        from surrogait_rehearsal.lowstate_writer import LowStateWriter
+        from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
 
         try:
             ChannelFactoryInitialize(config.dds_domain, config.network_interface)

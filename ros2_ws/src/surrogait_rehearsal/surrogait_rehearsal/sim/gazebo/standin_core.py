@@ -20,8 +20,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from surrogait_rehearsal.gazebo_topics import gazebo_joint_name
-from surrogait_rehearsal.go2_sim_core import Go2Sim, SimConfig
+from surrogait_rehearsal.sim.gazebo.topics import gazebo_joint_name
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, SimConfig
 
 
 class ForceDrivenGo2:

@@ -42,13 +42,13 @@ from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
 from surrogait_core.wire import go2_wire
-from surrogait_rehearsal.go2_sim_config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
-from surrogait_rehearsal.go2_sim_core import Go2Sim, GroundTruth
-from surrogait_rehearsal.ground_truth_msg import fill_odometry
-from surrogait_rehearsal.motor_driver import MOTOR_MODELS, LowCmdGate
-from surrogait_rehearsal.robot_side_inputs import RobotSideInputs
-from surrogait_rehearsal.sim_recorder import close_recordings
-from surrogait_rehearsal.sim_time import SimTimeEvery
+from surrogait_rehearsal.sim.ground_truth_msg import fill_odometry
+from surrogait_rehearsal.sim.motor_driver import MOTOR_MODELS, LowCmdGate
+from surrogait_rehearsal.sim.mujoco.config import PARAMETERS, SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, GroundTruth
+from surrogait_rehearsal.sim.recorder import close_recordings
+from surrogait_rehearsal.sim.robot_side_inputs import RobotSideInputs
+from surrogait_rehearsal.sim.sim_time import SimTimeEvery
 
 NODE_NAME = "go2_sim"
 
@@ -76,7 +76,7 @@ class Go2DdsLink:
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowState_
 
         from surrogait_core.wire.lowcmd_stream import LowCmdStream
-        from surrogait_rehearsal.lowstate_writer import LowStateWriter
+        from surrogait_rehearsal.sim.lowstate_writer import LowStateWriter
 
         try:
             ChannelFactoryInitialize(config.dds_domain, config.network_interface)
@@ -113,7 +113,7 @@ class Go1UdpLink:
     before each step, so each LowState reports the state measured before its command acts."""
 
     def __init__(self, config: SimNodeConfig, gate: LowCmdGate, dt_s: float) -> None:
-        from surrogait_rehearsal.go1_udp_robot import Go1UdpRobot
+        from surrogait_rehearsal.sim.mujoco.go1_udp_robot import Go1UdpRobot
 
         try:
             self.robot = Go1UdpRobot(gate, config.udp_host, config.udp_port, config.udp_tap_port)
@@ -180,8 +180,8 @@ class Go2SimNode(Node):
 
     def run(self, stop: threading.Event) -> int:
         """Physics until `stop` (SIGINT/SIGTERM) or `duration_s`, the executor on a thread; the exit code."""
-        from surrogait_rehearsal.sim_recorder import SimRecorder
-        from surrogait_rehearsal.sim_video import VideoRecorder
+        from surrogait_rehearsal.sim.recorder import SimRecorder
+        from surrogait_rehearsal.sim.video import VideoRecorder
 
         config, sim, log = self.config, self.sim, self.get_logger()
         executor = SingleThreadedExecutor()

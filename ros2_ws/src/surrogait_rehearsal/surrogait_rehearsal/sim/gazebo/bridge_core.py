@@ -24,8 +24,8 @@ import mujoco
 import numpy as np
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER, RobotSpec
-from surrogait_rehearsal.gazebo_topics import gazebo_joint_name
-from surrogait_rehearsal.go2_sim_core import RobotReadout
+from surrogait_rehearsal.sim.gazebo.topics import gazebo_joint_name
+from surrogait_rehearsal.sim.mujoco.core import RobotReadout
 
 
 class GazeboInputError(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nav_msgs.msg import Odometry
 
-from surrogait_rehearsal.go2_sim_core import GroundTruth
+from surrogait_rehearsal.sim.mujoco.core import GroundTruth
 
 
 def fill_odometry(msg: Odometry, gt: GroundTruth) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from surrogait_core.robot_spec import RobotSpec, load_robot_spec
 from surrogait_core.terrain import TERRAINS, scene_model
 from surrogait_core.wire.go2_wire import MotorCommands
-from surrogait_rehearsal.motor_driver import MOTOR_MODELS, MotorTorques
+from surrogait_rehearsal.sim.motor_driver import MOTOR_MODELS, MotorTorques
 
 INITIAL_POSES = ("lying", "stand")
 # The folded pose a Go2 is put down in before stand-up (shared/robots/go2.md), SDK order.

@@ -41,13 +41,13 @@ from surrogait_core.runtime.control_loop import DeadlineScheduler
 from surrogait_core.runtime.node_params import ParamError
 from surrogait_core.runtime.realtime import freeze_startup_objects
 from surrogait_core.runtime.ros_node import EXIT_FAILED, declare_params, report_error, run_node
-from surrogait_rehearsal import ros_cdr
-from surrogait_rehearsal.ground_truth_msg import fill_odometry
-from surrogait_rehearsal.gz_standin_config import PARAMETERS, GzStandinConfig  # noqa: F401  (launch test)
-from surrogait_rehearsal.gz_standin_core import ForceDrivenGo2
-from surrogait_rehearsal.polled_topics import PolledSubscription, command_qos
-from surrogait_rehearsal.process_priority import enter_process_fifo
-from surrogait_rehearsal.sim_time import SimTimeEvery
+from surrogait_rehearsal.sim.gazebo import ros_cdr
+from surrogait_rehearsal.sim.gazebo.polled_topics import PolledSubscription, command_qos
+from surrogait_rehearsal.sim.gazebo.standin_config import PARAMETERS, GzStandinConfig  # noqa: F401  (launch test)
+from surrogait_rehearsal.sim.gazebo.standin_core import ForceDrivenGo2
+from surrogait_rehearsal.sim.ground_truth_msg import fill_odometry
+from surrogait_rehearsal.sim.process_priority import enter_process_fifo
+from surrogait_rehearsal.sim.sim_time import SimTimeEvery
 
 NODE_NAME = "gz_standin"
 READY_LINE = "Gazebo stand-in:"
@@ -149,8 +149,8 @@ class GzStandinNode(Node):
         self.forces = JointForcesIn(self, config, self.robot)
 
     def run(self, stop: threading.Event) -> int:
-        from surrogait_rehearsal.sim_recorder import SimRecorder, close_recordings
-        from surrogait_rehearsal.sim_video import VideoRecorder
+        from surrogait_rehearsal.sim.recorder import SimRecorder, close_recordings
+        from surrogait_rehearsal.sim.video import VideoRecorder
 
         config, robot, log = self.config, self.robot, self.get_logger()
         enter_process_fifo(config.sched_fifo_priority, log)

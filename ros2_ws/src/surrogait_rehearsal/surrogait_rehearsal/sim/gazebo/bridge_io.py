@@ -13,10 +13,10 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER
-from surrogait_rehearsal import ros_cdr
-from surrogait_rehearsal.gazebo_bridge_core import GazeboInputError, GazeboState
-from surrogait_rehearsal.gazebo_topics import GazeboTopics
-from surrogait_rehearsal.polled_topics import PolledSubscription, command_qos
+from surrogait_rehearsal.sim.gazebo import ros_cdr
+from surrogait_rehearsal.sim.gazebo.bridge_core import GazeboInputError, GazeboState
+from surrogait_rehearsal.sim.gazebo.polled_topics import PolledSubscription, command_qos
+from surrogait_rehearsal.sim.gazebo.topics import GazeboTopics
 
 
 def stamp_s(msg) -> float:

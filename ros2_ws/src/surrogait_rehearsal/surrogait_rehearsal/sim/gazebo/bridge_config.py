@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
-from surrogait_rehearsal.gazebo_topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
+from surrogait_rehearsal.sim.gazebo.topics import TOPIC_PARAMETERS, GazeboTopics, TopicError
 
 FOOT_FORCE_DIRECTIONS = {
     # SDFormat's <measure_direction> of the foot force_torque sensors -> sign of the vertical force that

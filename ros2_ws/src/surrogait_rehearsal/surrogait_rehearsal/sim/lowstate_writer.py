@@ -16,7 +16,7 @@ import struct
 import numpy as np
 
 from surrogait_core.wire import go2_wire
-from surrogait_rehearsal.go2_sim_core import RobotReadout
+from surrogait_rehearsal.sim.mujoco.core import RobotReadout
 
 INT16_MAX = 32767
 _N = go2_wire.NUM_MOTORS

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import ParamError, check_interface, param, parameter_table, read_params
 from surrogait_core.wire import go1_wire
-from surrogait_rehearsal.go2_sim_core import SimConfig, SimConfigError
+from surrogait_rehearsal.sim.mujoco.core import SimConfig, SimConfigError
 
 
 @dataclasses.dataclass(frozen=True)

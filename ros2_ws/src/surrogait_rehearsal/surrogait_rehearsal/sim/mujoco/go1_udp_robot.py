@@ -18,9 +18,9 @@ import numpy as np
 
 from surrogait_core.wire import go1_wire
 from surrogait_core.wire.go2_wire import Gamepad, LowStateView
-from surrogait_rehearsal.go2_sim_core import Go2Sim, RobotReadout
-from surrogait_rehearsal.lowstate_writer import foot_force_counts, rpy_from_quat
-from surrogait_rehearsal.motor_driver import LowCmdGate
+from surrogait_rehearsal.sim.lowstate_writer import foot_force_counts, rpy_from_quat
+from surrogait_rehearsal.sim.motor_driver import LowCmdGate
+from surrogait_rehearsal.sim.mujoco.core import Go2Sim, RobotReadout
 
 TAP_HOST = "127.0.0.1"
 # Datagrams judged per physics step at most: a flood waits for the next steps rather than

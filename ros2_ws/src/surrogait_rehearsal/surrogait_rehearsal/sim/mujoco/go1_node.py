@@ -7,8 +7,8 @@ It plays the robot's end of unitree_legged_sdk's UDP link (go1_udp_robot); no DD
 
 from __future__ import annotations
 
-from surrogait_rehearsal.go2_sim_config import PARAMETERS, Go1SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
-from surrogait_rehearsal.go2_sim_node import run_simulator
+from surrogait_rehearsal.sim.mujoco.config import PARAMETERS, Go1SimNodeConfig  # noqa: F401  (PARAMETERS: launch test)
+from surrogait_rehearsal.sim.mujoco.node import run_simulator
 
 NODE_NAME = "go1_sim"
 

@@ -49,11 +49,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from surrogait_core.runtime.ros_node import EXIT_FAILED, report_error
-from surrogait_rehearsal.child_status import read_status_line
+from surrogait_rehearsal.sim.child_status import read_status_line
 
 if TYPE_CHECKING:  # the writer process imports this module: it needs neither MuJoCo nor the wire
     from surrogait_core.wire.go2_wire import MotorCommands
-    from surrogait_rehearsal.go2_sim_core import Go2Sim
+    from surrogait_rehearsal.sim.mujoco.core import Go2Sim
 
 _CMD_FIELDS = ("mode", "q", "dq", "kp", "kd", "tau")
 _PIPE_BYTES = 1 << 20  # ~0.8 s of 500 Hz rows (1.3 kB each) if the writer is starved; more is dropped, counted
@@ -66,7 +66,7 @@ try:
     os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 except (OSError, AttributeError):
     pass
-from surrogait_rehearsal.sim_recorder import write_rows
+from surrogait_rehearsal.sim.recorder import write_rows
 raise SystemExit(write_rows())
 """
 _CLOSE_TIMEOUT_S = 60.0
