@@ -21,6 +21,7 @@ setup(
     entry_points={
         "console_scripts": [
             "session_recorder = surrogait_recorder.session_recorder_node:main",
+            "session_info = surrogait_recorder.info:main",
         ]
     },
 )
