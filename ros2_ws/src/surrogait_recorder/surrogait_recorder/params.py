@@ -20,8 +20,8 @@ class SessionRecorderParams:
     network_interface: str = param("lo", "go2: the network interface to the robot's DDS (lo in rehearsal)")
     udp_record_port: int = param(go1_wire.RECORDER_PORT, "go1: the port (127.0.0.1) the safety monitor's gateway "
                                                           "copies every LowState and LowCmd to (0 = no wire)")
-    wire_poll_hz: float = param(50.0, "go2: how often the wire's samples are taken from DDS (its history holds "
-                                      "WIRE_HISTORY_DEPTH of each topic between takes), Hz")
+    record_hz: float = param(50.0, "how often the pending messages of every topic and the Go2's wire are taken and "
+                                   "written (between takes ROS keeps 500 of each topic, DDS 512 wire samples), Hz")
     policy_path: str = param("", "the policy the session runs: its path and sha256 go into the file's metadata")
     attach_files: str = param("", "comma-separated files attached to the recording when it ends, if they exist "
                                   "(the safety monitor's fault log)")
@@ -38,8 +38,8 @@ class SessionRecorderParams:
         if not 0 <= self.udp_record_port <= 65535:
             raise ParamError(f"parameter 'udp_record_port' must be a UDP port 1..65535 (0 = none), "
                              f"got {self.udp_record_port!r}")
-        if not 1.0 <= self.wire_poll_hz <= 1000.0:
-            raise ParamError(f"parameter 'wire_poll_hz' must be within 1..1000 Hz, got {self.wire_poll_hz!r}")
+        if not 1.0 <= self.record_hz <= 1000.0:
+            raise ParamError(f"parameter 'record_hz' must be within 1..1000 Hz, got {self.record_hz!r}")
 
 
 PARAMETERS = parameter_table(SessionRecorderParams)

@@ -1,8 +1,8 @@
 """The robot's wire, read for the recording in a thread of the recorder's own, never in a real-time process.
 
 - Go2 (`DdsWireTap`): rt/lowstate and rt/lowcmd taken from KeepLast DDS histories as raw CDR samples with their
-  writers' source timestamps (surrogait_core.wire.dds_raw_reader: no Python deserialisation), every
-  1/wire_poll_hz; recorded byte for byte.
+  writers' source timestamps (surrogait_core.wire.dds_raw_reader: no Python deserialisation) in the recorder's
+  loop; recorded byte for byte.
 - Go1 (`UdpWireTap`): the UDP link is point-to-point, so the safety monitor's gateway sends a copy of every
   LowState it gets from the robot and every LowCmd it sends to it to 127.0.0.1:udp_record_port; they are told
   apart by length and decoded (surrogait_core.wire.go1_wire) into standard messages (topics.GO1_WIRE_TOPICS).
@@ -24,10 +24,10 @@ Write = Callable[[str, bytes, int, int | None], None]  # (topic, CDR bytes, log 
 
 
 class DdsWireTap:
-    """The Go2's rt/lowstate and rt/lowcmd on `domain` (after ChannelFactoryInitialize on the interface)."""
+    """The Go2's rt/lowstate and rt/lowcmd on `domain` (after ChannelFactoryInitialize on the interface); `take`
+    writes what arrived since the last take (the recorder's loop calls it)."""
 
-    def __init__(self, domain: int, network_interface: str, poll_hz: float, write: Write,
-                 lowstate_topic: str, lowcmd_topic: str):
+    def __init__(self, domain: int, network_interface: str, write: Write, lowstate_topic: str, lowcmd_topic: str):
         from cyclonedds.domain import DomainParticipant
         from unitree_sdk2py.core.channel import ChannelFactoryInitialize
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_, LowState_
@@ -39,28 +39,13 @@ class DdsWireTap:
         participant = DomainParticipant(domain)
         self._readers = ((RawReader(participant, LOWSTATE_TOPIC, LowState_, WIRE_HISTORY_DEPTH), lowstate_topic),
                          (RawReader(participant, LOWCMD_TOPIC, LowCmd_, WIRE_HISTORY_DEPTH), lowcmd_topic))
-        self._period_s, self._write = 1.0 / poll_hz, write
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="dds_wire_tap", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
+        self._write = write
 
     def take(self) -> None:
         now_ns = time.time_ns()
         for reader, topic in self._readers:
             for data, sent_s in reader.take():
                 self._write(topic, data, now_ns, int(sent_s * 1e9))
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._period_s):
-            self.take()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2.0)
-        self.take()  # what arrived since the last take
 
 
 class UdpWireTap:
