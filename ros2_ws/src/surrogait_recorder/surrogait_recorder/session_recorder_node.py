@@ -66,12 +66,12 @@ class SessionRecorder(Node):
         self.started_ns = time.time_ns()
         self._wire = None
         # Subscriptions taken by `run`'s loop: this node is never spun, so no executor takes their messages.
-        self._subscriptions = []
+        self._recorded = []
         for topic in topics.ROS_TOPICS:
             self.log.add_channel(topic.resolved, topic.type_name, ros_message_definition(topic.type_name))
             sub = self.create_subscription(message_class(topic.type_name), topic.name, _not_spun,
                                            LATCHED if topic.latched else STREAM, raw=True)
-            self._subscriptions.append((sub, topic.resolved))
+            self._recorded.append((sub, topic.resolved))
 
     def start(self) -> None:
         p = self.params
@@ -105,7 +105,7 @@ class SessionRecorder(Node):
     def take(self) -> None:
         """Every pending message of every topic (raw CDR, its writer's source timestamp), and the Go2's wire."""
         write, now_ns = self.log.write, time.time_ns()
-        for sub, topic in self._subscriptions:
+        for sub, topic in self._recorded:
             with sub.handle:
                 while (taken := sub.handle.take_message(sub.msg_type, True)) is not None:
                     cdr, info = taken
