@@ -6,7 +6,9 @@
 A row trains the differentiable trainer (SHAC through the surrogate) from the shipped config
 (`configs/go2_trot.yaml`) with the row's overrides, from scratch unless `--init-from` names a checkpoint of this
 trainer, for `--budget-s` seconds of training (or `--iterations`), then exports the policy and judges it through
-the deployment path (`evaluate_policy`, onnxruntime):
+the deployment path (`evaluate_policy`, onnxruntime). With `--snapshot-every N --select-best` the policy judged is
+the best of the run's snapshots, chosen on other episodes (seed `SELECTION_SEED`, 8 per gait) than the ones that
+judge it (the eval's held-out seed): most gaits that walk, then the smallest summed RMSEs. The judge:
 - walk: each of the policy's gaits over its eval speeds (`--episodes` x 8 s): falls, vx and yaw-rate RMSE, WALKS;
 - stand: a zero command (8 x 8 s): falls, |vx| and |vy| RMSE (the target: <= 0.05 m/s, no fall);
 - each `--terrains` course, its gait's default (crossed share, falls).
@@ -26,8 +28,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from surrogait_train.api import snapshot_callback, snapshots
 from surrogait_train.config import load_config
-from surrogait_train.evaluate import WALK_VX_RMSE, evaluate_policy
+from surrogait_train.evaluate import EVAL_SEED, WALK_VX_RMSE, evaluate_policy
 from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
@@ -38,6 +41,20 @@ from provenance import git_commit  # noqa: E402
 RESULTS = Path(__file__).parent / "results"
 STAND_RMSE_M_S = 0.05  # issue 34: at a zero command |vx| and |vy| RMSE <= 0.05 m/s, no fall
 EPISODE_S = 8.0
+SELECTION_SEED = EVAL_SEED + 1  # snapshots are chosen on other episodes than the ones that judge the choice
+
+
+def select_best(snapshots: list[tuple[int, Path]], gaits: list[str]) -> tuple[int, Path, list[dict]]:
+    """The snapshot that walks in most gaits, then tracks best, on the selection episodes; and every score."""
+    scores = []
+    for iteration, path in snapshots:
+        results = [evaluate_policy(path, num_episodes=8, episode_s=6.0, gait=g, seed=SELECTION_SEED) for g in gaits]
+        walking = sum(r.walks for r in results)
+        rmse = sum(min(r.vx_rmse, 9.0) + min(r.yaw_rate_rmse, 9.0) + r.fall_rate for r in results)
+        scores.append({"iteration": iteration, "walking_gaits": walking, "rmse_sum": round(rmse, 3)})
+        print(f"  snapshot it{iteration}: {walking} gaits walk, summed RMSE {rmse:.3f}", flush=True)
+    best = max(range(len(scores)), key=lambda i: (scores[i]["walking_gaits"], -scores[i]["rmse_sum"]))
+    return snapshots[best][0], snapshots[best][1], scores
 
 
 def judge(policy: Path, gaits: list[str], terrains: list[str], episodes: int) -> dict:
@@ -83,8 +100,9 @@ def markdown(report: dict) -> str:
         stand = "<br>".join(f"{g}: {s['falls']} · {s['vx_rmse']:.3f} · {s['vy_rmse']:.3f}"
                             for g, s in j["stand"].items())
         terrain = "<br>".join(f"{t}: crossed {c['crossed']:.0%}, {c['falls']} fell" for t, c in j["terrain"].items())
-        lines.append(f"| {row['name']} | {row['note']} | {row['env_samples']:,} | {row['trained_s']:.0f} | {walk} "
-                     f"| {stand} | {terrain or '-'} |")
+        chosen = f" (best snapshot: iteration {row['selected']['iteration']})" if row.get("selected") else ""
+        lines.append(f"| {row['name']} | {row['note']}{chosen} | {row['env_samples']:,} | {row['trained_s']:.0f} "
+                     f"| {walk} | {stand} | {terrain or '-'} |")
     lines += ["", "Commands (each reproduces its row):", ""]
     lines += [f"- {row['name']} (commit {row['commit']}): `{row['command']}`" for row in report["rows"].values()]
     return "\n".join(lines) + "\n"
@@ -107,6 +125,8 @@ def main() -> None:
     parser.add_argument("--terrains", nargs="*", default=[])
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--keep", default=None, help="copy the exported policy here")
+    parser.add_argument("--snapshot-every", type=int, default=0, help="export a snapshot every N iterations")
+    parser.add_argument("--select-best", action="store_true", help="judge the best snapshot, not the last")
     parser.add_argument("--out", default=str(RESULTS / "skill_levers"))
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
@@ -118,20 +138,28 @@ def main() -> None:
     if args.init_from:
         trainer.init_from(args.init_from)
     start = time.perf_counter()
-    trainer.train(max_iterations=args.iterations, budget_s=args.budget_s, progress=False)
+    callback = snapshot_callback(run_dir, args.snapshot_every) if args.snapshot_every else None
+    trainer.train(max_iterations=args.iterations, budget_s=args.budget_s, progress=False, callback=callback)
     wall = time.perf_counter() - start
     policy = export_onnx(trainer.actor, trainer.env.contract, run_dir / "policy.onnx", trainer.provenance())
     trainer.env.close()
-    if args.keep:
-        Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.keep).write_bytes(policy.read_bytes())
     gaits = list(trainer.env.contract.gait_names)
+    selection = None
+    if args.select_best and args.snapshot_every:
+        iteration, best, scores = select_best(snapshots(run_dir), gaits)
+        policy = run_dir / "policy.onnx"
+        policy.write_bytes(best.read_bytes())
+        selection = {"iteration": iteration, "seed": SELECTION_SEED, "scores": scores}
     row = {
         "name": args.row, "note": args.note, "overrides": overrides, "init_from": args.init_from,
+        "selected": selection,
         "iterations": trainer.iteration, "env_samples": trainer.env_steps, "trained_s": round(wall, 1),
         "commit": commit(), "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
         "judged": judge(policy, gaits, args.terrains, args.episodes),
     }
+    if args.keep:
+        Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.keep).write_bytes(policy.read_bytes())
     print(json.dumps(row, indent=1), flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,14 +2,16 @@
 #   docker build -f docker/train.Dockerfile -t surrogait-train .                       (CPU)
 #   docker build -f docker/train.Dockerfile --build-arg CUDA=1 -t surrogait-train:cuda . (MJX on a GPU host)
 #   docker run --rm -v "$PWD/runs:/surrogait/runs" surrogait-train train --run-dir runs/go2
+#   docker run --rm --gpus all -v "$PWD/runs:/surrogait/runs" surrogait-train:cuda train --run-dir runs/go2 \
+#     env.backend=mjx env.device=cuda env.num_envs=4096   (physics, environment and learner on the GPU)
 # Not built on the development machines (no Docker engine there): docker/README.md.
 
 # CUDA=1: MuJoCo's MJX backend on the GPU (`env.backend=mjx`, training/surrogait_train/mjx_physics.py puts its
 # state on JAX's default device), through JAX's CUDA 12 wheels (jax[cuda12]: the CUDA libraries come as pip
-# wheels, so the host needs only an NVIDIA driver and the container toolkit, `docker run --gpus all`). The torch
-# surrogate and learner stay on the CPU: the trainer does not put torch on a GPU (issue 38 builds the
-# device-resident path), so the image installs the CPU torch either way rather than gigabytes of unused CUDA
-# torch. The default (0) is CPU only. Both from the official Python 3.11 image (every pin is made for it).
+# wheels, so the host needs only an NVIDIA driver and the container toolkit, `docker run --gpus all`), and torch's
+# CUDA 12 build (cu128), so that the device-resident environment, the surrogate and the learner run on the same GPU
+# (`env.device=cuda`, training/surrogait_train/devices.py). The default (0) is CPU only. Both from the official
+# Python 3.11 image (every pin is made for it).
 ARG CUDA=0
 
 FROM python:3.11-slim-bookworm AS base-cuda0
@@ -29,9 +31,10 @@ RUN apt-get update \
 ENV PATH=/opt/venv/bin:$PATH MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa PYTHONUNBUFFERED=1
 WORKDIR /surrogait
 
-# torch from the CPU index: PyPI's x86_64 torch is the CUDA build (GBs of NVIDIA libraries the trainer would not
-# use). The pin in requirements.txt.
-RUN pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+# torch from the CPU index, or with CUDA=1 its CUDA 12 build (the CUDA version of jax[cuda12]): PyPI's x86_64 torch
+# is a CUDA build of its own choosing (GBs of NVIDIA libraries a CPU image does not use). The pin in requirements.txt.
+RUN if [ "$CUDA" = "1" ]; then pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cu128 torch==2.13.0; \
+    else pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0; fi
 
 # The rest of the pins, from the one list. The trainer never imports ROS 2 or the Unitree SDKs:
 # those wheels (ros-*, unitree-*, cyclonedds) are for the robot's nodes (deploy.Dockerfile).

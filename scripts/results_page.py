@@ -522,11 +522,24 @@ def rehearsal_cpu_share(d: dict) -> Iterator[Row]:
 
 def gpu_scaling(d: dict) -> Iterator[Row]:
     for r in d["runs"]:
-        raw = r["raw_physics_steps_per_s"] / 1e3
-        text = f"{d['device']}, {r['num_envs']} robots: raw MJX {raw:.1f} k physics steps/s"
+        parts = []
+        if "raw_physics_steps_per_s" in r:
+            parts.append(f"raw MJX {r['raw_physics_steps_per_s'] / 1e3:.1f} k physics steps/s")
         if "trainer_share_of_raw" in r:
-            text += f"; trainer {r['trainer_share_of_raw']:.2f} of raw"
-        yield Row(text, no_policy="no policy")
+            parts.append(f"trainer {r['trainer_share_of_raw']:.2f} of raw")
+        if "resident_share_of_raw" in r:
+            parts.append(f"device-resident trainer {r['resident_trainer_physics_steps_per_s'] / 1e3:.1f} k "
+                         f"({r['resident_share_of_raw']:.2f} of raw)")
+        if "host_trainer_physics_steps_per_s" in r:
+            parts.append(f"host-roundtrip trainer {r['host_trainer_physics_steps_per_s'] / 1e3:.1f} k")
+        yield Row(f"{d['device']}, {r['num_envs']} robots: " + "; ".join(parts), no_policy="no policy")
+    walk = d.get("time_to_walk")
+    if walk:
+        first = walk["first_walk"]
+        yield Row(f"{d['device']}, {walk['num_envs']} robots: "
+                  + (f"walks after {first['train_s']} s of training" if first
+                     else f"did not walk within {walk['budget_s']:g} s of training"),
+                  no_policy="the policy it trains, not kept")
 
 
 def bridge_stop_stalls(d: dict) -> Iterator[Row]:
@@ -556,7 +569,7 @@ SECTIONS: list[tuple[str, str, list[tuple[str, Callable[[dict], Iterator[Row]]]]
      "is what they measured).", [
         ("train_to_walk", train_to_walk), ("trainer_throughput", trainer_throughput),
         ("sample_efficiency", sample_efficiency), ("surrogate_ablation", surrogate_ablation),
-        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling),
+        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling), ("gpu_walk", gpu_scaling),
         ("skill_levers", skill_levers)]),
     ("Policies in simulation", "The trainer's evaluation path (the policy node's runner and onnxruntime on "
      "batched MuJoCo robots).", [

@@ -69,7 +69,7 @@ def test_at_a_zero_command_the_reference_stands_and_above_the_stand_speed_it_ste
 def test_a_file_with_a_reference_cannot_start_a_plain_run_nor_the_other_way(tmp_path, tiny_overrides):
     residual = residual_trainer(tmp_path / "r", tiny_overrides)
     path = export_onnx(residual.actor, residual.env.contract, tmp_path / "residual.onnx")
-    plain = Trainer(load_config(None, tiny_overrides), tmp_path / "p")
+    plain = Trainer(load_config(None, [*tiny_overrides, "learner.residual_reference=false"]), tmp_path / "p")
     with pytest.raises(PolicyFileMismatch, match="residual_reference"):
         plain.init_from(path)
     again = residual_trainer(tmp_path / "again", tiny_overrides)

@@ -11,6 +11,14 @@ from surrogait_train.trainer import Trainer
 from surrogait_train.widen import ObservationMismatch, appended_size
 
 GAITS = ["env.gaits=[trot,pace,bound,gallop]", "env.gait_lin_vel_x=[[0.0,1.0],[0.0,1.0],[0.5,1.5],[0.5,1.5]]"]
+# Plain networks: a residual actor's gait reference reads the gait inputs by design (the feet follow the gait),
+# so only its network part would ignore them (tests/training/test_gait_reference.py covers the reference).
+PLAIN = ["learner.residual_reference=false"]
+
+
+@pytest.fixture
+def tiny_overrides(tiny_overrides):
+    return [*tiny_overrides, *PLAIN]
 
 
 def trained_trot(tmp_path, tiny_overrides) -> Trainer:

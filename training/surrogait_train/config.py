@@ -33,6 +33,12 @@ class EnvConfig:
     backend: str = "cpu"
     mjx_device: str = ""
     mjx_float64: bool = False
+    # Where the environment's tensors live (surrogait_train/devices.py): "" = the host environment (NumPy
+    # bookkeeping and CPU torch; with backend mjx the robots' states go to JAX's device and back every control
+    # step); a torch device ("cpu", "cuda", "cuda:1") with backend mjx = the device-resident environment
+    # (surrogait_train/device_env.py): physics state, resets, randomisation, terrain, rewards and observations
+    # stay on that device, JAX and torch sharing it through DLPack. backend cpu takes "" or "cpu" only.
+    device: str = ""
     physics_dt_s: float = 0.005  # 200 Hz physics
     substeps: int = 4  # physics steps per policy step -> 50 Hz policy
     kp: float | None = None  # joint PD gains; None = robot spec's nominal gains
@@ -137,6 +143,9 @@ class RewardConfig:
     stance_foot_vel: float = -0.5  # squared horizontal foot velocity on scheduled stance legs
     foot_placement: float = -5.0  # squared error of foot xy to the Raibert-style reference
     joint_ref: float = 0.0  # squared error of joint angles to the IK of the clock's foot reference
+    # squared horizontal distance (m^2) of the base from the centroid of the scheduled stance feet: the body over
+    # its support, which a pace (on one side's legs at a time) must sway to, and a trot's diagonal gives for free
+    support_balance: float = 0.0
     joint_pos_limits: float = -10.0  # rad by which joints are outside the soft joint range, summed (legged_gym)
     alive: float = 0.5
     # Once, on the step a robot falls (not scaled by dt). The critic's value after a fall is 0, so where the
@@ -202,6 +211,9 @@ class LearnerConfig:
     # iterations at a run's start that train the critic alone: a run started from an exported policy
     # (`--init-from POLICY.onnx`) has an untrained critic, whose values would otherwise steer the actor
     critic_warmup_iterations: int = 0
+    # The torch device of the networks and their updates: "" = the environment's (env.device; cpu for the host
+    # environment). SHAC's rollout graph runs through the environment, so it needs the environment's device.
+    device: str = ""
 
 
 @dataclasses.dataclass

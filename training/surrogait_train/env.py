@@ -330,6 +330,13 @@ class LocomotionEnv:
     def close(self) -> None:
         self.physics.close()
 
+    def rng_state(self) -> dict:
+        """The state of this environment's random generator (a checkpoint's)."""
+        return self.rng.bit_generator.state
+
+    def set_rng_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state
+
     # ----------------------------------------------------------------- internals
     def _sim_state(self) -> RobotState:
         state = robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)

@@ -71,7 +71,7 @@ def write_torch_onnx(module: torch.nn.Module, obs_size: int, path: Path) -> None
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
             module,
-            (torch.zeros(1, obs_size),),
+            (torch.zeros(1, obs_size, device=next(module.parameters()).device),),
             str(path),
             input_names=[INPUT_NAME],
             output_names=[OUTPUT_NAME],

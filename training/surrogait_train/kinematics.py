@@ -96,7 +96,7 @@ class LegKinematics(torch.nn.Module):
     def inverse(self, feet_b: torch.Tensor, joint_pos_init: torch.Tensor, iterations: int = 4) -> torch.Tensor:
         """Joint angles (..., 12) placing the feet at `feet_b` (..., 4, 3): damped Gauss-Newton from a guess."""
         q = joint_pos_init.expand(*feet_b.shape[:-2], 12).clone()
-        eye = 1e-4 * torch.eye(3, dtype=feet_b.dtype)
+        eye = 1e-4 * torch.eye(3, dtype=feet_b.dtype, device=feet_b.device)
         for _ in range(iterations):
             pos, jac = self(q)
             dq = solve_3x3(jac + eye, feet_b - pos)

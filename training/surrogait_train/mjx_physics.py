@@ -18,8 +18,18 @@ device and every robot holds an index into them (a height field is 64 k floats: 
 not fit 32 k robots).
 
 Where the data lives: the batched `mjx.Data` stays on the device between steps (so the solver's
-warm start carries over, as in C); the state vectors come in from the host and go back to it every
-control step (N x 38 floats each way), because the environment keeps its state in NumPy.
+warm start carries over, as in C). Through `step`, the state vectors come in from the host and go back
+to it every control step (N x 38 floats each way), because the host environment (env.py) keeps its
+state in NumPy. `resident_step` takes and returns JAX arrays on the device instead: the device-resident
+environment (device_env.py) hands its torch tensors over through DLPack, and each robot's model
+variation comes as a row of parameters (`VARIATION_PARAMS`) that the step turns into its model fields
+on the device (`varied_fields`: the same edit as `physics.vary_model`), so no per-robot model copy
+exists anywhere (a C model is ~1 MB: 32 k copies would not fit).
+
+Matrix products run at full float32 precision (`jax.default_matmul_precision("highest")`): on a GPU,
+XLA's default lets float32 products use TF32 (10-bit mantissa), which on the lent H200 made a 1 s
+float32 rollout drift 8.9e-3 rad from MuJoCo C, against 2e-5 on the CPU
+(bench/results/gpu_check_h200_first.log).
 """
 
 from __future__ import annotations
@@ -41,11 +51,20 @@ with contextlib.redirect_stdout(io.StringIO()):
     from mujoco import mjx
 
 from surrogait_core.robot_spec import SDK_LEG_ORDER
-from surrogait_train.physics import StateLayout, full_states_from_qpos
+from surrogait_train.physics import StateLayout, floating_base_body, full_states_from_qpos, leg_dofs
 
 # The model fields `physics.vary_model` edits: they may differ between robots.
 PER_ROBOT_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
                     "dof_damping", "dof_frictionloss")
+# One robot's variation as `resident_step` takes it, a row of (N, 9): `physics.vary_model`'s arguments (NaN joint
+# damping or friction loss: the model's own).
+VARIATION_PARAMS = ("friction", "added_base_mass_kg", "com_x_m", "com_y_m", "com_z_m", "kp_scale", "kd_scale",
+                    "joint_damping", "joint_friction_loss")
+MATMUL_PRECISION = "highest"  # see the module docstring: no TF32 in float32 products
+
+# JAX takes 75 % of a GPU's memory at its start unless told otherwise; the device-resident environment's torch
+# tensors share the GPU, so JAX allocates as it goes. Read when JAX's GPU backend starts, so set before that.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 
 class MjxPhysics:
@@ -77,6 +96,12 @@ class MjxPhysics:
         self._hfield_index = np.zeros(0, dtype=np.int32)  # (N,) each robot's row of the table
         self._step_shared = jax.jit(jax.vmap(self._control_step, in_axes=(None, 0, 0, 0, 0, 0, 0)))
         self._step_per_robot = jax.jit(jax.vmap(self._robot_control_step, in_axes=(0, None, None, 0, 0, 0, 0, 0, 0, 0)))
+        self._base_body = floating_base_body(model)
+        self._leg_dofs = leg_dofs(model)
+        self._resident_steps: dict[tuple[bool, bool], callable] = {}  # (varied, courses) -> jitted step
+        self._resident_data = None  # (N,) mjx.Data of resident_step, kept apart from step's
+        self._gains = None  # (kp, kd) per actuator on the device: what a variation's scales multiply
+        self._course_table = None  # (C, nhfielddata) height fields of resident_step's courses
 
     # ----------------------------------------------------------------- the BatchedPhysics interface
     def state_from_qpos(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
@@ -128,12 +153,13 @@ class MjxPhysics:
                 self._data = _to_dtype(jax.vmap(lambda _: mjx.make_data(self._mx))(jnp.arange(n)), self.dtype)
         args = (put(state[:, self.layout.qpos]), put(state[:, self.layout.qvel]), put(joint_targets),
                 put(previous_targets), jax.device_put(delay, self.device))
-        if self.models is None:
-            self._data, touch = self._step_shared(self._mx, self._data, *args)
-        else:
-            table = jax.device_put(np.stack(self._hfield_table).astype(self.dtype), self.device)
-            index = jax.device_put(self._hfield_index, self.device)
-            self._data, touch = self._step_per_robot(self._fields, self._mx, table, index, self._data, *args)
+        with jax.default_matmul_precision(MATMUL_PRECISION):
+            if self.models is None:
+                self._data, touch = self._step_shared(self._mx, self._data, *args)
+            else:
+                table = jax.device_put(np.stack(self._hfield_table).astype(self.dtype), self.device)
+                index = jax.device_put(self._hfield_index, self.device)
+                self._data, touch = self._step_per_robot(self._fields, self._mx, table, index, self._data, *args)
         out = np.empty_like(state)
         out[:, 0] = state[:, 0] + self.substeps * self.model.opt.timestep
         out[:, self.layout.qpos] = np.asarray(self._data.qpos)
@@ -142,6 +168,63 @@ class MjxPhysics:
 
     def close(self) -> None:
         self._data = None
+        self._resident_data = None
+
+    # ----------------------------------------------------------------- device-resident stepping
+    def set_nominal_gains(self, kp: np.ndarray, kd: np.ndarray) -> None:
+        """The PD gains (per actuator = SDK order) that a variation's kp_scale and kd_scale multiply."""
+        self._gains = tuple(jax.device_put(np.asarray(g, dtype=self.dtype), self.device) for g in (kp, kd))
+
+    def set_course_table(self, hfield_data: np.ndarray) -> None:
+        """The height fields (C, nhfielddata: MuJoCo's normalised elevations) `resident_step`'s `course` indexes."""
+        if not self.model.nhfield:
+            raise ValueError("the model has no height field to exchange")
+        self._course_table = jax.device_put(np.asarray(hfield_data, dtype=self.dtype), self.device)
+
+    def resident_step(self, qpos: jax.Array, qvel: jax.Array, joint_targets: jax.Array, previous_targets: jax.Array,
+                      delay_steps: jax.Array, variation: jax.Array | None = None, course: jax.Array | None = None,
+                      ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Advance every robot one policy period on the device, as `step` does; arrays in and out stay there.
+
+        qpos (N, nq), qvel (N, nv), the targets (N, nu) in the physics' dtype, delay_steps (N,) int32;
+        `variation` (N, 7) each robot's `VARIATION_PARAMS` (None: the model as built, for all);
+        `course` (N,) int32 each robot's row of `set_course_table` (None: the model's own height field).
+        Returns the new qpos, qvel and the mean foot touch (N, 4) over the substeps.
+        """
+        key = (variation is not None, course is not None)
+        if key not in self._resident_steps:
+            axes = (None, None, None, 0, 0, 0, 0, 0, 0, 0 if key[0] else None, 0 if key[1] else None)
+            self._resident_steps[key] = jax.jit(jax.vmap(self._resident_control_step, in_axes=axes))
+        if variation is not None and self._gains is None:
+            raise ValueError("resident_step with a variation needs the nominal gains first (set_nominal_gains)")
+        if course is not None and self._course_table is None:
+            raise ValueError("resident_step with courses needs their height fields first (set_course_table)")
+        n = qpos.shape[0]
+        if self._resident_data is None or self._resident_data.qpos.shape[0] != n:
+            with jax.default_device(self.device):
+                self._resident_data = _to_dtype(jax.vmap(lambda _: mjx.make_data(self._mx))(jnp.arange(n)), self.dtype)
+        with jax.default_matmul_precision(MATMUL_PRECISION):
+            self._resident_data, touch = self._resident_steps[key](
+                self._mx, self._gains, self._course_table, self._resident_data, qpos, qvel, joint_targets,
+                previous_targets, delay_steps, variation, course,
+            )  # fmt: skip
+        return self._resident_data.qpos, self._resident_data.qvel, touch
+
+    def varied_model_fields(self, variation: jax.Array) -> dict[str, jax.Array]:
+        """The model fields (N, ...) that `resident_step` gives robots of these `VARIATION_PARAMS` rows (N, 7)."""
+        if self._gains is None:
+            raise ValueError("varied_model_fields needs the nominal gains first (set_nominal_gains)")
+        one = lambda p: varied_fields(self._mx, self._base_body, self._leg_dofs, *self._gains, p)  # noqa: E731
+        with jax.default_matmul_precision(MATMUL_PRECISION):
+            return jax.jit(jax.vmap(one))(variation)
+
+    def _resident_control_step(self, mx, gains, course_table, data, qpos, qvel, targets, previous, delay, variation,
+                               course):
+        if variation is not None:
+            mx = mx.replace(**varied_fields(mx, self._base_body, self._leg_dofs, *gains, variation))
+        if course is not None:
+            mx = mx.replace(hfield_data=course_table[course])
+        return self._control_step(mx, data, qpos, qvel, targets, previous, delay)
 
     # ----------------------------------------------------------------- on the device
     def _control_step(self, mx, data, qpos, qvel, targets, previous, delay):
@@ -166,6 +249,34 @@ class MjxPhysics:
                 return row
         self._hfield_table.append(hfield_data.copy())
         return len(self._hfield_table) - 1
+
+
+def varied_fields(mx, base_body: int, leg_dofs: np.ndarray, kp: jax.Array, kd: jax.Array,
+                  params: jax.Array) -> dict[str, jax.Array]:
+    """One robot's model fields for its `VARIATION_PARAMS` row: `physics.vary_model`'s edit, in JAX.
+
+    Every geom gets the sliding friction; the base gains the added mass (at least 10 % of its own is kept) with its
+    rotational inertia scaled alike and its centre of mass moved; the PD gains are the nominal ones times the
+    robot's motor-strength scales; the leg joints get the joint damping and friction loss (NaN: the model's own).
+    """
+    friction, added_mass, com, kp_scale, kd_scale = params[0], params[1], params[2:5], params[5], params[6]
+    damping, friction_loss = params[7], params[8]
+    mass = mx.body_mass[base_body]
+    new_mass = jnp.maximum(mass + added_mass, 0.1 * mass)
+    gain = jnp.zeros_like(mx.actuator_gainprm).at[:, 0].set(kp * kp_scale)
+    bias = jnp.zeros_like(mx.actuator_biasprm).at[:, 1].set(-kp * kp_scale).at[:, 2].set(-kd * kd_scale)
+    legs_damping, legs_friction_loss = mx.dof_damping[leg_dofs], mx.dof_frictionloss[leg_dofs]
+    return {
+        "geom_friction": mx.geom_friction.at[:, 0].set(friction),
+        "body_mass": mx.body_mass.at[base_body].set(new_mass),
+        "body_inertia": mx.body_inertia.at[base_body].set(mx.body_inertia[base_body] * (new_mass / mass)),
+        "body_ipos": mx.body_ipos.at[base_body].set(mx.body_ipos[base_body] + com),
+        "actuator_gainprm": gain,
+        "actuator_biasprm": bias,
+        "dof_damping": mx.dof_damping.at[leg_dofs].set(jnp.where(jnp.isnan(damping), legs_damping, damping)),
+        "dof_frictionloss": mx.dof_frictionloss.at[leg_dofs].set(
+            jnp.where(jnp.isnan(friction_loss), legs_friction_loss, friction_loss)),
+    }
 
 
 def _use_compile_cache() -> None:

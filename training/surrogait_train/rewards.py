@@ -15,6 +15,8 @@ value is MuJoCo's and its gradient flows through the surrogate and the leg kinem
     foot placement   |p_foot,xy - p_ref,xy(phase)|^2 with the Raibert step length
                      D = v_foot,cmd * T_stance / 2: the foot moves from +D to -D relative to its
                      nominal spot during stance and back during swing.
+    support balance  |c_xy|^2, c the centroid of the scheduled stance feet, horizontal: the body over its
+                     support (a pace must sway to its stance side; a trot's diagonal passes under the body)
     joint reference  |q - IK(p_ref)|^2: the same clock-driven foot reference (xy above, height
                      lifted by the swing profile) mapped to joint angles by inverse kinematics
                      (detached); a dense joint-space imitation target whose gradient reaches the
@@ -95,8 +97,10 @@ def compute_rewards(
     dt: float,
     foot_ground_offset: torch.Tensor | None = None,
     stand_speed_m_s: float = 0.0,
+    term_means_on_host: bool = True,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Total reward (N,) and, for logging, each weighted term's mean over the robots."""
+    """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
+    `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
     g = state.projected_gravity_b
     v, w = state.base_lin_vel_b, state.base_ang_vel_b
     feet_b, jac = kinematics(state.joint_pos)
@@ -116,6 +120,14 @@ def compute_rewards(
     else:
         joint_ref_err = torch.zeros_like(state.base_height)
     torque = (kp * (joint_targets - state.joint_pos) - kd * state.joint_vel).clamp(-torque_limit, torque_limit)
+    if cfg.support_balance != 0.0:
+        # the stance feet's centroid, horizontal in the body frame (feet_b tilted by the base's roll and pitch)
+        weights = stance.float().unsqueeze(-1)
+        centroid = (weights * feet_b).sum(1) / weights.sum(1).clamp(min=1.0)
+        horizontal = centroid - (centroid * up.squeeze(1)).sum(-1, keepdim=True) * up.squeeze(1)
+        support_err = (horizontal**2).sum(-1) * (stance.any(-1)).float()
+    else:
+        support_err = torch.zeros_like(state.base_height)
 
     outside_soft_range = soft_range_violation(state.joint_pos, *soft_joint_pos_range)
     lin_err = ((command[:, :2] - v[:, :2]) ** 2).sum(-1)
@@ -136,8 +148,10 @@ def compute_rewards(
         "stance_foot_vel": cfg.stance_foot_vel * (stance * (feet_vel_h**2).sum(-1)).sum(-1),
         "foot_placement": cfg.foot_placement * ((feet_b[..., :2] - ref_xy) ** 2).sum(-1).sum(-1),
         "joint_ref": cfg.joint_ref * joint_ref_err,
+        "support_balance": cfg.support_balance * support_err,
         "joint_pos_limits": cfg.joint_pos_limits * outside_soft_range,
         "alive": cfg.alive * torch.ones_like(lin_err),
     }
     weighted = torch.stack(list(terms.values())) * dt  # (terms, N): one op per step, not one per term
-    return weighted.sum(0), dict(zip(terms, weighted.detach().mean(1).tolist(), strict=True))
+    means = weighted.detach().mean(1)
+    return weighted.sum(0), dict(zip(terms, means.tolist() if term_means_on_host else means.unbind(), strict=True))

@@ -66,13 +66,15 @@ class SHAC:
     def __init__(self, rollout: SurrogateRollout, cfg: LearnerConfig, generator: torch.Generator):
         env = rollout.env
         self.rollout, self.cfg, self.gen = rollout, cfg, generator
+        self.device = generator.device  # the environment's (devices.learner_device)
         reference = None
         if cfg.residual_reference:
             reference = GaitReference(env.contract, env.kinematics, env.nominal_feet_b, env.spec.foot_radius_m,
                                       env.cfg.stand_speed_m_s)
         self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std, reference)
+        self.actor = self.actor.to(self.device)
         self.action_noise_std = cfg.action_noise_std  # annealed by the trainer (LearnerConfig.action_noise_final_std)
-        self.critic = Critic(env.obs_size, cfg.critic_hidden)
+        self.critic = Critic(env.obs_size, cfg.critic_hidden).to(self.device)
         self.target_critic = copy.deepcopy(self.critic)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, betas=(0.7, 0.95), foreach=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, betas=(0.7, 0.95), foreach=True)
@@ -85,7 +87,7 @@ class SHAC:
         except ValueError:
             if cfg.symmetry > 0:  # asked for, so the reason must reach the user
                 raise
-        self.action_scale = torch.tensor(env.contract.action.scale, dtype=torch.float32)
+        self.action_scale = torch.tensor(env.contract.action.scale, dtype=torch.float32, device=self.device)
 
     def set_lr_fraction(self, fraction: float) -> None:
         for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
@@ -131,7 +133,8 @@ class SHAC:
                 obs_seen.append(obs.detach())
                 action = self.actor(obs)
                 if self.action_noise_std > 0:
-                    action = action + torch.randn(action.shape, generator=self.gen) * self.action_noise_std
+                    noise = torch.randn(action.shape, generator=self.gen, device=self.device)
+                    action = action + noise * self.action_noise_std
                 obs, reward, done, info = self.rollout.step(action)
                 rewards.append(reward)
                 dones.append(done)
@@ -148,7 +151,8 @@ class SHAC:
             with torch.no_grad():
                 next_value_buf = self.target_critic(self.actor.normalizer(value_obs_buf))  # (h, N)
                 next_value_buf = torch.where(fell_buf, 0.0, next_value_buf)  # no value after a fall
-                since_start = torch.zeros(h, n)  # steps since the robot's episode segment began in this window
+                # steps since the robot's episode segment began in this window
+                since_start = torch.zeros(h, n, device=self.device)
                 for t in range(1, h):
                     since_start[t] = torch.where(done_buf[t - 1], 0.0, since_start[t - 1] + 1)
                 reward_discount = cfg.gamma**since_start
@@ -195,7 +199,7 @@ class SHAC:
             lin_vel_error=float(torch.stack(lin_err).mean()),
             yaw_rate_error=float(torch.stack(yaw_err).mean()),
             fall_rate=float(fell_buf.sum()) / (n * h * env.control_dt),
-            terms={k: sum(step[k] for step in terms_steps) / h for k in terms_steps[0]},
+            terms={k: float(sum(step[k] for step in terms_steps) / h) for k in terms_steps[0]},
             mirror_error_rad=mirror_error_rad,
         )
 
@@ -274,7 +278,7 @@ class SHAC:
         batch = max(1, total // cfg.critic_minibatches)
         last = 0.0
         for _ in range(cfg.critic_iterations):
-            perm = torch.randperm(total, generator=self.gen)
+            perm = torch.randperm(total, generator=self.gen, device=self.device)
             for i in range(cfg.critic_minibatches):
                 idx = perm[i * batch : (i + 1) * batch]
                 loss = ((self.critic(x[idx]) - targets[idx]) ** 2).mean()

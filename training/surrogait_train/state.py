@@ -65,3 +65,29 @@ def robot_state_from_mujoco(states: np.ndarray, layout: StateLayout, sdk_from_mo
         projected_gravity_b=as_t(gravity_b),
         base_height=as_t(qpos[:, 2]),
     )
+
+
+def quat_rotate_inverse(quat_wxyz: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """R(q)^T v for batches of unit quaternions (w, x, y, z) and vectors, in torch (`quat_rotate_inverse_np`)."""
+    w = quat_wxyz[:, :1]
+    u = quat_wxyz[:, 1:]
+    t = 2.0 * torch.cross(u, v, dim=-1)
+    return v - w * t + torch.cross(u, t, dim=-1)
+
+
+def robot_state_from_qpos(qpos: torch.Tensor, qvel: torch.Tensor, sdk_from_model: torch.Tensor) -> RobotState:
+    """The policy-side state (float32) from MuJoCo's qpos (N, nq) and qvel (N, nv) on any torch device, computed in
+    their precision: `robot_state_from_mujoco` for the device-resident environment. Every field is a fresh tensor,
+    none a view of the inputs (which may be JAX's buffers)."""
+    quat = qpos[:, 3:7]
+    gravity = torch.zeros_like(qvel[:, 0:3])
+    gravity[:, 2] = -1.0
+    f32 = lambda x: x.to(torch.float32, copy=True)  # noqa: E731
+    return RobotState(
+        joint_pos=f32(qpos[:, 7:][:, sdk_from_model]),
+        joint_vel=f32(qvel[:, 6:][:, sdk_from_model]),
+        base_lin_vel_b=f32(quat_rotate_inverse(quat, qvel[:, 0:3])),  # free joint: world-frame linear velocity
+        base_ang_vel_b=f32(qvel[:, 3:6]),  # free joint: body-frame angular velocity
+        projected_gravity_b=f32(quat_rotate_inverse(quat, gravity)),
+        base_height=f32(qpos[:, 2]),
+    )

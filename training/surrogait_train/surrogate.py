@@ -109,7 +109,8 @@ class Surrogate(torch.nn.Module):
         self.kinematics = kinematics
         self.kp, self.kd = kp, kd
         self.dt, self.substeps = control_dt, substeps
-        self.torque_limit = torch.tensor(spec.joint_torque_limit, dtype=torch.float32)
+        # buffers, not state: `.to(device)` moves them with the kinematics; checkpoints do not hold the surrogate
+        self.register_buffer("torque_limit", torch.tensor(spec.joint_torque_limit, dtype=torch.float32), False)
         self.foot_radius_m = spec.foot_radius_m
         mass, inertia = base_inertia(model, spec.standing_qpos)
         self.mass = mass
@@ -117,13 +118,13 @@ class Surrogate(torch.nn.Module):
             joint_inertia = np.full(spec.num_joints, cfg.joint_inertia)
         else:  # the joint diagonal of MuJoCo's mass matrix (armature included), SDK order
             joint_inertia = np.diag(standing_mass_matrix(model, spec.standing_qpos))[6:][spec.sdk_from_model]
-        self.joint_inertia = torch.tensor(joint_inertia, dtype=torch.float32)
-        self.inertia_inv = torch.tensor(np.linalg.inv(inertia), dtype=torch.float32)
+        self.register_buffer("joint_inertia", torch.tensor(joint_inertia, dtype=torch.float32), False)
+        self.register_buffer("inertia_inv", torch.tensor(np.linalg.inv(inertia), dtype=torch.float32), False)
         # the no-slip prior's metric: identity, or the base's spatial inertia per kg ("gauss")
         metric = np.eye(6)
         if cfg.variant == "gauss":
             metric[3:, 3:] = inertia / mass
-        self.prior_metric = torch.tensor(metric, dtype=torch.float32)
+        self.register_buffer("prior_metric", torch.tensor(metric, dtype=torch.float32), False)
 
     def forward(
         self, prev: RobotState, joint_targets: torch.Tensor, touch: torch.Tensor, dynamics: RobotDynamics | None = None
@@ -179,7 +180,7 @@ class Surrogate(torch.nn.Module):
         feet, jac = self.kinematics(q)
         u = self.kinematics.foot_velocities(jac, dq)  # (N, 4, 3)
         n = q.shape[0]
-        eye = torch.eye(3).expand(n, 4, 3, 3)
+        eye = torch.eye(3, device=q.device).expand(n, 4, 3, 3)
         A = torch.cat([eye, -_skew(feet)], dim=-1)  # (N, 4, 3, 6): v + w x p = A (v, w)
         c = contact.unsqueeze(-1).unsqueeze(-1)
         At = A.transpose(-1, -2)
@@ -187,14 +188,14 @@ class Surrogate(torch.nn.Module):
         M = (c * (At @ A)).sum(1) + lam * self.prior_metric
         prior = torch.cat([prev.base_lin_vel_b + self.dt * GRAVITY * prev.projected_gravity_b, prev.base_ang_vel_b], -1)
         rhs = -(c * (At @ u.unsqueeze(-1))).sum(1).squeeze(-1) + lam * prior @ self.prior_metric.T
-        twist = torch.linalg.solve(M, rhs)
+        twist = torch.linalg.solve_ex(M, rhs)[0]  # _ex: no error check, which would wait for a GPU every step
         return twist[:, :3], twist[:, 3:]
 
     def _srb_twist(self, prev: RobotState, q, dq, q_target, contact, kp, kd, mass):
         feet, jac = self.kinematics(q)
         tau = self._torque(q, dq, q_target, kp, kd).reshape(-1, 4, 3, 1)
-        jt = jac.transpose(-1, -2) + 1e-3 * torch.eye(3)  # regularised near singular legs
-        force = -contact.unsqueeze(-1) * torch.linalg.solve(jt, tau).squeeze(-1)  # (N, 4, 3) ground on robot
+        jt = jac.transpose(-1, -2) + 1e-3 * torch.eye(3, device=jac.device)  # regularised near singular legs
+        force = -contact.unsqueeze(-1) * torch.linalg.solve_ex(jt, tau)[0].squeeze(-1)  # (N, 4, 3) ground on robot
         v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
         accel = force.sum(1) / mass + GRAVITY * prev.projected_gravity_b - torch.cross(w, v, dim=-1)
         moment = torch.cross(feet, force, dim=-1).sum(1)

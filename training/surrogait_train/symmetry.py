@@ -42,7 +42,8 @@ class Mirror:
     sign: np.ndarray  # (size,) float, +-1
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        return x[..., torch.as_tensor(self.index)] * torch.as_tensor(self.sign, dtype=x.dtype)
+        index = torch.as_tensor(self.index, device=x.device)
+        return x[..., index] * torch.as_tensor(self.sign, dtype=x.dtype, device=x.device)
 
     def numpy(self, x: np.ndarray) -> np.ndarray:
         return x[..., self.index] * self.sign

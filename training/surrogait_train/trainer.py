@@ -17,8 +17,9 @@ import torch
 
 from surrogait_core.policy.provenance import make_provenance
 from surrogait_train.config import TrainConfig, dump_yaml, from_dict, to_dict
+from surrogait_train.devices import learner_device, make_env
 from surrogait_train.diff_env import SurrogateRollout
-from surrogait_train.env import LocomotionEnv, make_contract
+from surrogait_train.env import make_contract
 from surrogait_train.export import action_reference_of
 from surrogait_train.onnx_init import PolicyFileMismatch, floor_note, load_policy_file
 from surrogait_train.provenance import git_commit, stages_of
@@ -29,11 +30,12 @@ from surrogait_train.widen import appended_size, widen_learner_state
 CHECKPOINT = "checkpoint.pt"
 
 
-def seed_everything(seed: int) -> torch.Generator:
+def seed_everything(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """Seed the process's generators; returns the learner's own generator, on its device."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator(device=device).manual_seed(seed)
 
 
 def csv_header(csv_path: Path) -> list[str]:
@@ -73,12 +75,13 @@ class Trainer:
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         torch.set_num_threads(cfg.torch_threads)
-        self.gen = seed_everything(cfg.seed)
-        self.env = LocomotionEnv(cfg.env, cfg.reward, seed=cfg.seed, randomization=cfg.randomization)
+        self.device = learner_device(cfg)  # the environment's: devices.py
+        self.gen = seed_everything(cfg.seed, self.device)
+        self.env = make_env(cfg.env, cfg.reward, seed=cfg.seed, randomization=cfg.randomization)
         self.surrogate = Surrogate(
             cfg.surrogate, self.env.kinematics, self.env.spec, self.env.model, self.env.kp, self.env.kd,
             self.env.control_dt, cfg.env.substeps,
-        )  # fmt: skip
+        ).to(self.device)  # fmt: skip
         self.rollout = SurrogateRollout(self.env, self.surrogate, cfg.surrogate.gradient_decay)
         self.learner = SHAC(self.rollout, cfg.learner, self.gen)
         self.iteration = 0
@@ -122,7 +125,7 @@ class Trainer:
                 "learner": self.learner.state_dict(),
                 "torch_rng": torch.get_rng_state(),
                 "gen_rng": self.gen.get_state(),
-                "env_rng": self.env.rng.bit_generator.state,
+                "env_rng": self.env.rng_state(),
                 "provenance_stages": [*self.prior_stages, self.stage()],
                 "init_checkpoint": self.init_checkpoint,
             },
@@ -134,7 +137,7 @@ class Trainer:
         return path
 
     def load_checkpoint(self, path: Path) -> None:
-        ckpt = torch.load(path, weights_only=False)
+        ckpt = torch.load(path, weights_only=False, map_location="cpu")  # load_state_dict moves to the device
         self.learner.load_state_dict(ckpt["learner"])
         self.iteration = ckpt["iteration"]
         self.env_steps = ckpt["env_steps"]
@@ -142,7 +145,7 @@ class Trainer:
         self.imitation_done = ckpt.get("imitation_done", True)
         torch.set_rng_state(ckpt["torch_rng"])
         self.gen.set_state(ckpt["gen_rng"])
-        self.env.rng.bit_generator.state = ckpt["env_rng"]
+        self.env.set_rng_state(ckpt["env_rng"])
         self.prior_stages = list(ckpt.get("provenance_stages", [{}]))[:-1]
         self.init_checkpoint = ckpt.get("init_checkpoint")
         # the robots restart from fresh episodes; the learner continues from the saved step
@@ -161,7 +164,7 @@ class Trainer:
         if Path(path).suffix == ".onnx":
             self._init_from_policy_file(path)
             return
-        ckpt = torch.load(path, weights_only=False)
+        ckpt = torch.load(path, weights_only=False, map_location="cpu")
         learner_state = ckpt["learner"]
         old_terms = make_contract(from_dict(ckpt["config"], str(path)).env).observation
         added = appended_size(old_terms, self.env.contract.observation)
@@ -174,6 +177,9 @@ class Trainer:
         self.init_checkpoint = str(path)
 
     def _init_from_policy_file(self, path: Path | str) -> None:
+        policy = load_policy_file(
+            path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
+        )
         file_reference = action_reference_of(path)
         run_reference = self.learner.actor.reference.describe() if self.learner.actor.reference is not None else None
         if file_reference != run_reference:
@@ -181,9 +187,6 @@ class Trainer:
                 f"{path}: its actor is {_actor_kind(file_reference)} but this run's is {_actor_kind(run_reference)}; "
                 "set learner.residual_reference (and env.stand_speed_m_s) to match the file"
             )
-        policy = load_policy_file(
-            path, self.env.contract, self.cfg.learner.actor_hidden, self.env.appended_obs_stats
-        )
         changed = policy.changed_fields
         self.learner.actor.load_state_dict(policy.actor_state)
         note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)
@@ -319,7 +322,7 @@ def _actor_kind(reference: dict | None) -> str:
 
 def trainer_from_checkpoint(path: Path | str, run_dir: Path | str | None = None) -> Trainer:
     path = Path(path)
-    ckpt = torch.load(path, weights_only=False)
+    ckpt = torch.load(path, weights_only=False, map_location="cpu")
     trainer = Trainer(from_dict(ckpt["config"]), run_dir or path.parent)
     trainer.load_checkpoint(path)
     return trainer

@@ -9,8 +9,10 @@
 
 The positional `key=value` overrides and `--config` are the differentiable trainer's config
 (environment, rewards, seed, actor network), so both learners train on the same task;
-`--ppo key=value` sets PPO hyper-parameters (see `PPOConfig`). Evaluate the exported policy
-with the trainer's `surrogait-train eval`.
+`--ppo key=value` sets PPO hyper-parameters (see `PPOConfig`). `--device cuda` puts PPO's learner on
+the GPU (the override `learner.device=cuda`); add `env.backend=mjx env.device=cuda` to keep the
+environment there too (surrogait_train/devices.py). Evaluate the exported policy with the trainer's
+`surrogait-train eval`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
         "--init-from", type=Path, default=None, metavar="POLICY",
         help="start the actor from an exported policy .onnx (fine-tuning; set --ppo init_noise_std=0.2 or so)",
     )
+    train.add_argument(
+        "--device", default=None,
+        help="torch device of PPO's networks and updates: cpu, cuda, cuda:N (learner.device; default: the "
+             "environment's, env.device)",
+    )
     train.add_argument("overrides", nargs="*", help="trainer config overrides, e.g. env.num_envs=256 seed=1")
 
     export = sub.add_parser("export", help="export a PPO checkpoint as an ONNX policy with the contract embedded")
@@ -57,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
 def _train(args: argparse.Namespace) -> int:
     from surrogait_train.ppo.train import PPOSession
 
+    if args.device is not None:
+        args.overrides = [*args.overrides, f"learner.device={args.device}"]
     if args.config is None:
         try:
             cfg = load_config(None, args.overrides)
@@ -106,6 +115,7 @@ def _export(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"checkpoint {checkpoint} not found")
     cfg = from_dict(yaml.safe_load((run_dir / TRAIN_CONFIG_FILE).read_text()), str(run_dir / TRAIN_CONFIG_FILE))
     cfg.env.num_envs = 4  # only to construct the networks; no training happens here
+    cfg.env.backend, cfg.env.device, cfg.learner.device = "cpu", "", "cpu"  # whatever the run trained on
     ppo_cfg = PPOConfig(**yaml.safe_load((run_dir / PPO_CONFIG_FILE).read_text()))
     ppo_cfg.num_mini_batches = 1
     session = PPOSession(cfg, ppo_cfg, log_dir=None)

@@ -31,14 +31,19 @@ def seed_everything(seed: int) -> None:
 
 
 def make_env(train_cfg: Any) -> Any:
-    """The differentiable trainer's environment, built from its own config (same robots, rewards, clock)."""
-    from surrogait_train.env import LocomotionEnv
+    """The differentiable trainer's environment, built from its own config (same robots, rewards, clock; on the
+    host or resident on `env.device`: surrogait_train.devices)."""
+    from surrogait_train.devices import make_env as make_train_env
 
-    return LocomotionEnv(train_cfg.env, train_cfg.reward, seed=train_cfg.seed, randomization=train_cfg.randomization)
+    return make_train_env(train_cfg.env, train_cfg.reward, seed=train_cfg.seed, randomization=train_cfg.randomization)
 
 
 class PPOSession:
-    """One PPO training run: `learn(n)` iterations at a time, `export(path)` at any point."""
+    """One PPO training run: `learn(n)` iterations at a time, `export(path)` at any point.
+
+    rsl_rl's networks and updates run on `learner.device` ("" = the environment's: devices.learner_device);
+    where that is not the environment's device, the adapter copies observations and actions across every step.
+    """
 
     def __init__(
         self,
@@ -53,11 +58,12 @@ class PPOSession:
         self.seed = int(train_cfg.seed if seed is None else seed)
         torch.set_num_threads(max(1, int(getattr(train_cfg, "torch_threads", 1))))
         seed_everything(self.seed)
+        self.device = _learner_device(train_cfg)
         self.env = env if env is not None else make_env(train_cfg)
-        self.vec_env = RslRlVecEnv(self.env, seed=self.seed, cfg=_cfg_dict(train_cfg, ppo_cfg))
+        self.vec_env = RslRlVecEnv(self.env, seed=self.seed, cfg=_cfg_dict(train_cfg, ppo_cfg), device=self.device)
         self.log_dir = str(log_dir) if log_dir is not None else None
         self.runner = OnPolicyRunner(self.vec_env, ppo_cfg.runner_cfg(self.env.contract), log_dir=self.log_dir,
-                                     device="cpu")
+                                     device=str(self.device))
         self.train_seconds = 0.0
         self.iterations = 0
         self.prior_stages: list[dict] = []  # the stages that made the policy this run started from (init_from)
@@ -109,13 +115,22 @@ class PPOSession:
         tmp.replace(path)
 
     def load(self, path: Path | str) -> None:
-        infos = self.runner.load(str(path), map_location="cpu") or {}
+        infos = self.runner.load(str(path), map_location=str(self.device)) or {}
         self.iterations = self.runner.current_learning_iteration
         self.vec_env.env_steps = int(infos.get("env_samples", 0))
         self.train_seconds = float(infos.get("train_seconds", 0.0))
 
     def close(self) -> None:
         self.vec_env.close()
+
+
+def _learner_device(train_cfg: Any) -> torch.device:
+    """learner.device of a trainer config (the environment's where empty); the CPU for other configs."""
+    if not hasattr(train_cfg, "learner") or not hasattr(train_cfg, "env"):
+        return torch.device("cpu")
+    from surrogait_train.devices import learner_device
+
+    return learner_device(train_cfg, same_as_env=False)
 
 
 def _cfg_dict(train_cfg: Any, ppo_cfg: PPOConfig) -> dict[str, Any]:

@@ -10,7 +10,10 @@ task logic of its own; it only changes the *shape* of the interface:
 - `extras["time_outs"]` marks resets caused by the episode time limit, so PPO bootstraps
   those instead of treating them as failures;
 - `extras["log"]` forwards the environment's diagnostics (scalars, and means of per-robot
-  values such as tracking errors and falls) to rsl_rl's logger.
+  values such as tracking errors and falls, kept as tensors so that no step waits for a GPU)
+  to rsl_rl's logger;
+- everything it hands rsl_rl is on the learner's `device`, the actions it hands the environment on the
+  environment's (a copy each way per step where the two differ; none where they are one device).
 
 PPO collects samples under `torch.inference_mode()`, so the surrogate's gradient graph is
 never built while PPO steps the environment.
@@ -38,17 +41,19 @@ class RslRlVecEnv(VecEnv):
     marks truncations in `info["time_out"]`.
     """
 
-    def __init__(self, env: Any, seed: int = 0, max_episode_length: int | None = None, cfg: Any = None):
+    def __init__(self, env: Any, seed: int = 0, max_episode_length: int | None = None, cfg: Any = None,
+                 device: torch.device | str = "cpu"):
         self.env = env
         self.num_envs = int(env.num_envs)
         self.num_actions = int(env.action_size)
         self.num_obs = int(env.obs_size)
-        self.device = torch.device("cpu")
+        self.device = torch.device(device)  # the learner's
+        self.env_device = torch.device(getattr(env, "device", "cpu"))
         self.cfg = cfg if cfg is not None else getattr(env, "cfg", {})
         self.max_episode_length = int(max_episode_length or _episode_length_steps(env))
         # Steps since each robot's last reset, counted here so the adapter does not depend on
         # the environment's private counters (rsl_rl may overwrite it for randomised starts).
-        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long)
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self.env_steps = 0  # total robot-steps taken through this adapter: the sample budget
         self._obs = self._as_obs(env.reset(seed))
 
@@ -61,14 +66,15 @@ class RslRlVecEnv(VecEnv):
                 f"actions have shape {tuple(actions.shape)}, "
                 f"the environment expects ({self.num_envs}, {self.num_actions})"
             )
-        obs, reward, done, info = self.env.step(actions.detach().to(torch.float32))
+        obs, reward, done, info = self.env.step(actions.detach().to(self.env_device, torch.float32))
         self.env_steps += self.num_envs
-        done = _flat(done).to(torch.bool)
+        done = _flat(done).to(self.device, torch.bool)
         self.episode_length_buf += 1
         self.episode_length_buf[done] = 0
         self._obs = self._as_obs(obs)
-        extras: dict[str, Any] = {"time_outs": _time_outs(info, done, self.num_envs), "log": _scalar_log(info)}
-        return self._obs, _flat(reward).to(torch.float32), done.to(torch.long), extras
+        time_outs = _time_outs(info, done, self.num_envs).to(self.device)
+        extras: dict[str, Any] = {"time_outs": time_outs, "log": _scalar_log(info)}
+        return self._obs, _flat(reward).to(self.device, torch.float32), done.to(torch.long), extras
 
     def close(self) -> None:
         close = getattr(self.env, "close", None)
@@ -76,7 +82,7 @@ class RslRlVecEnv(VecEnv):
             close()
 
     def _as_obs(self, obs: torch.Tensor) -> TensorDict:
-        obs = torch.as_tensor(obs).detach().to(torch.float32)
+        obs = torch.as_tensor(obs).detach().to(self.device, torch.float32)
         if obs.shape != (self.num_envs, self.num_obs):
             raise ValueError(
                 f"environment returned observations of shape {tuple(obs.shape)}, "
@@ -108,13 +114,13 @@ def _time_outs(info: dict, done: torch.Tensor, num_envs: int) -> torch.Tensor:
     """Which resets were time-limit truncations (not falls); zeros if the environment does not say."""
     for key in _TIMEOUT_KEYS:
         if key in info:
-            return (_flat(info[key]).to(torch.bool) & done).to(torch.float32)
-    return torch.zeros(num_envs, dtype=torch.float32)
+            return (_flat(info[key]).to(done.device, torch.bool) & done).to(torch.float32)
+    return torch.zeros(num_envs, dtype=torch.float32, device=done.device)
 
 
-def _scalar_log(info: dict) -> dict[str, float]:
+def _scalar_log(info: dict) -> dict[str, float | torch.Tensor]:
     """Scalar diagnostics from the step info, namespaced for rsl_rl's logger ("/" keys are logged as-is)."""
-    log: dict[str, float] = {}
+    log: dict[str, float | torch.Tensor] = {}
     for key, value in info.items():
         if key in _TIMEOUT_KEYS:
             continue
@@ -122,6 +128,6 @@ def _scalar_log(info: dict) -> dict[str, float]:
             log.update({k.replace("Env/", f"Env/{key}/", 1): v for k, v in _scalar_log(value).items()})
         elif isinstance(value, int | float):
             log[f"Env/{key}"] = float(value)
-        elif isinstance(value, torch.Tensor) and value.dim() <= 1:  # per-robot values: their mean
-            log[f"Env/{key}"] = float(value.detach().float().mean())
+        elif isinstance(value, torch.Tensor) and value.dim() <= 1:  # per-robot values: their mean (0-dim)
+            log[f"Env/{key}"] = value.detach().float().mean()
     return log
