@@ -38,7 +38,12 @@ from surrogait_recorder.wire_taps import DdsWireTap, UdpWireTap
 NODE_NAME = "session_recorder"
 READY_LINE = "session recorder: writing"
 TOPIC_DEPTH = 500  # messages kept per topic between takes (1 s of a 500 Hz topic)
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+# Transient local for the topics whose publishers keep their last messages (the states, /rosout): what they
+# published before the recorder matched them (DDS discovery takes about a second here) still arrives. A depth
+# of one would keep only the newest between two takes: PASSIVE, delivered late at matching, was overwritten by
+# the STAND_UP that followed within the same 20 ms.
+LATCHED = QoSProfile(depth=TOPIC_DEPTH, history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
 STREAM = QoSProfile(depth=TOPIC_DEPTH, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 
 

@@ -17,8 +17,8 @@ from surrogait_core.wire import go2_wire
 class RecordedTopic:
     name: str  # as the stack names it (a relative name is in the root namespace: "/" + name)
     type_name: str  # ROS 2 type, "<package>/msg/<Type>"
-    latched: bool = False  # its publishers are transient local (read with a transient-local reader: the
-    # value published before the recorder started arrives too)
+    latched: bool = False  # its publishers are transient local (read with a transient-local reader: what they
+    # published before the recorder matched them arrives too; a volatile publisher would not match such a reader)
 
     @property
     def resolved(self) -> str:
@@ -41,7 +41,7 @@ ROS_TOPICS: tuple[RecordedTopic, ...] = (
     RecordedTopic(interfaces.SAFETY_STATE, "std_msgs/msg/String", latched=True),
     # every node's diagnostics and log lines (faults and refusals as the nodes logged them)
     RecordedTopic(interfaces.DIAGNOSTICS, "diagnostic_msgs/msg/DiagnosticArray"),
-    RecordedTopic("/rosout", "rcl_interfaces/msg/Log"),
+    RecordedTopic("/rosout", "rcl_interfaces/msg/Log", latched=True),  # rcl's rosout keeps 1000 lines (10 s)
     # rehearsal only (nothing publishes them on a robot): the simulator's ground truth, the operator's gamepad
     # and pushes
     RecordedTopic(interfaces.SIM_GROUND_TRUTH, "nav_msgs/msg/Odometry"),
