@@ -47,16 +47,17 @@ RUN python3 -m venv --system-site-packages /opt/venv && touch /opt/venv/COLCON_I
 ENV PATH=/opt/venv/bin:$PATH
 
 # What the three nodes import beyond ROS, at requirements.txt's versions (tests/foundation/test_docker.py checks
-# they agree): onnx + onnxruntime for the policy, MuJoCo for the robot model, the Go2's unitree_sdk2 over
-# Cyclone DDS. The SDK goes in without its declared opencv-python, which none of its modules imports.
+# they agree): onnx + onnxruntime for the policy, MuJoCo for the robot model, mcap for the session recorder, the
+# Go2's unitree_sdk2 over Cyclone DDS. The SDK goes in without its declared opencv-python, which none of its modules imports.
 RUN pip install --no-cache-dir --no-deps --find-links /wheels cyclonedds==11.0.1 \
- && pip install --no-cache-dir onnx==1.23.2 onnxruntime==1.32.0 mujoco==4.0.0 \
+ && pip install --no-cache-dir onnx==1.23.2 onnxruntime==1.32.0 mujoco==4.0.0 mcap==1.6.0 mcap-ros2-support==0.6.0 \
  && pip install --no-cache-dir --no-deps unitree-sdk2py-dimos==1.0.3 \
  && python -c 'import cyclonedds, onnxruntime, mujoco, pinocchio, unitree_sdk2py.core.channel' \
  && rm -rf /wheels
 
 # The deployable packages (the rehearsal and the trainer stay out): the core, the robot descriptions, the three
-# nodes and surrogait_bringup (launch files, their configuration, the shipped policies). The Go1's link needs
+# nodes, the session recorder (each session's MCAP file) and surrogait_bringup (launch files, their
+# configuration, the shipped policies). The Go1's link needs
 # no SDK binary (it speaks the packets itself), so the image drives a Go1 as well as a Go2.
 WORKDIR /surrogait
 COPY ros2_ws/src/surrogait_description ros2_ws/src/surrogait_description
@@ -64,6 +65,7 @@ COPY ros2_ws/src/surrogait_core ros2_ws/src/surrogait_core
 COPY ros2_ws/src/surrogait_policy ros2_ws/src/surrogait_policy
 COPY ros2_ws/src/surrogait_estimator ros2_ws/src/surrogait_estimator
 COPY ros2_ws/src/surrogait_safety ros2_ws/src/surrogait_safety
+COPY ros2_ws/src/surrogait_recorder ros2_ws/src/surrogait_recorder
 COPY ros2_ws/src/surrogait_bringup ros2_ws/src/surrogait_bringup
 RUN source /opt/ros/jazzy/setup.bash && cd ros2_ws && python -m colcon build \
  && echo 'source /opt/ros/jazzy/setup.bash && source /surrogait/ros2_ws/install/setup.bash' >> /root/.bashrc

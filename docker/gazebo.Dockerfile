@@ -40,7 +40,7 @@ ENV CYCLONEDDS_HOME=/opt/cyclonedds LD_LIBRARY_PATH=/opt/cyclonedds/lib
 RUN python3 -m venv --system-site-packages /opt/venv && touch /opt/venv/COLCON_IGNORE
 ENV PATH=/opt/venv/bin:$PATH
 RUN pip install --no-cache-dir --no-deps --find-links /wheels cyclonedds==11.0.1 \
- && pip install --no-cache-dir onnx==1.23.2 onnxruntime==1.32.0 mujoco==4.0.0 imageio==2.38.1 \
+ && pip install --no-cache-dir onnx==1.23.2 onnxruntime==1.32.0 mujoco==4.0.0 mcap==1.6.0 mcap-ros2-support==0.6.0 imageio==2.38.1 \
  && pip install --no-cache-dir --no-deps unitree-sdk2py-dimos==1.0.3 \
  && rm -rf /wheels
 

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(libosmesa6)
+# libosmesa6: offscreen rendering; libsdformat-dev, g++, pkg-config: the real SDF parser that
+# tests/foundation/test_sdf_libsdformat.py checks the Gazebo files with.
+DEBS=(libosmesa6 libsdformat-dev g++ pkg-config)
 missing=()
 for deb in "${DEBS[@]}"; do
   dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")

@@ -2,7 +2,7 @@
 # The second tested target: ROS 2 Jazzy on Python 3.12, the deployment side only (`make test-jazzy`).
 # A Python 3.12 venv with the ros-jazzy-* wheels and the deployment pins (requirements-jazzy.txt; rebuilt only
 # when those files change), ros2_ws built into it with colcon, then the policy, estimator, safety, wire and
-# launch tests and the rehearsal walks (real processes) run from that install space: the nodes are the
+# launch tests, the session recorder's and the rehearsal walks (real processes) run from that install space: the nodes are the
 # scripts colcon installed (<prefix>/lib/<package>/), imported through the PYTHONPATH its setup.bash sets.
 # Extra arguments go to pytest.
 set -euo pipefail
@@ -51,7 +51,7 @@ print(f"test-jazzy: Python {sys.version.split()[0]}, rclpy from {rclpy.__file__.
       f"surrogait_policy from {surrogait_policy.__file__}")
 PY
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/core tests/policy tests/estimator tests/safety tests/launch "$@"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/core tests/policy tests/estimator tests/safety tests/recorder tests/launch "$@"
 rc=$?
 [ "$rc" -eq 5 ] && { echo "test-jazzy: no tests collected"; exit 1; }
 exit "$rc"

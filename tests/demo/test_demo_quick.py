@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from surrogait_recorder.info import decoded, publish_times_ns, read_info
 
 DOMAIN = "26"
 DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo.py"
@@ -40,7 +43,8 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     assert "trained here" in out, "the default demo trains its own policy"
 
     for name in ("report.md", "metrics.json", "session.npz", "policy.onnx", "robot.mp4", "sim_log.npz",
-                 "policy_timing.npz", "plots/velocity.png", "plots/joint_torques.png", "plots/loop_period.png"):
+                 "policy_timing.npz", "plots/velocity.png", "plots/joint_torques.png", "plots/loop_period.png",
+                 "session.mcap"):
         path = run_dir / name
         assert path.is_file() and path.stat().st_size > 0, f"{name} was not written"
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -60,6 +64,8 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     assert states[-1] == "DAMP" and states.count("WALK") == 1, states
     report = (run_dir / "report.md").read_text()
     assert "Walking vx RMSE" in report and "plots/velocity.png" in report and "robot.mp4" in report
+    assert "[session.mcap](session.mcap)" in report, "the report links the session's MCAP file"
+    assert_demo_recorded(run_dir / "session.mcap", states)
     # what it rehearsed was pre-flown through this session first, and the report says how that went
     preflown = json.loads((run_dir / "preflight.json").read_text())
     assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
@@ -91,6 +97,28 @@ def test_a_gait_switch_demo_rehearses_the_shipped_multi_gait_policy_and_switches
     assert not [e for e in metrics["safety"]["events"] if e.get("event") == "fault"]
     assert "- Gaits: trot from" in (run_dir / "report.md").read_text()
     assert not processes_mentioning(str(run_dir)), "the demo left child processes running"
+    assert_demo_recorded(run_dir / "session.mcap", [state for _, state in metrics["policy_states"]])
+    gaits = [msg.data for _, _, msg in decoded(run_dir / "session.mcap", ["/policy/gait"])]
+    assert gaits == ["trot", "bound"], "the gait switch is in the session log too"
+
+
+def assert_demo_recorded(path: Path, states: list[str]) -> None:
+    """`make demo` writes an MCAP file that the mcap library reads back (the `mcap` CLI's `info` is not
+    installable here): a ROS 2 profile with ros2msg schemas and CDR messages, the wire and the stack's topics,
+    every channel decoding with its schema, the session's policy states in order."""
+    info = read_info(path)
+    assert info.profile == "ros2" and info.duration_s > 10.0, info
+    assert {(c.schema_encoding, c.message_encoding) for c in info.channels.values()} == {("ros2msg", "cdr")}
+    assert info.channels["/rt/lowstate"].schema == "unitree_go/msg/LowState"
+    assert info.channels["/rt/lowcmd"].schema == "unitree_go/msg/LowCmd"
+    for topic in ("/rt/lowstate", "/rt/lowcmd", "/cmd_vel", "/policy/state", "/safety/state", "/odom",
+                  "/joint_states", "/imu/data", "/diagnostics", "/rosout", "/sim/ground_truth"):
+        assert info.channels[topic].count > 0, f"nothing on {topic}"
+    sent = np.array(publish_times_ns(path, "/rt/lowcmd")) * 1e-9  # the policy node's source timestamps
+    assert np.median(np.diff(sent)) == pytest.approx(0.002, abs=0.0005), "the LowCmd stream at its 500 Hz"
+    for _, _, msg in decoded(path, limit=3):
+        assert msg is not None
+    assert [msg.data for _, _, msg in decoded(path, ["/policy/state"])] == states
 
 
 def test_a_gait_switch_the_policy_was_not_trained_for_is_refused_before_anything_starts(tmp_path):

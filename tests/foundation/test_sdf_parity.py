@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from surrogait_core.robot_spec import ROBOTS, SDK_LEG_ORDER
+from surrogait_core.robot_spec import ROBOTS, SDK_LEG_ORDER, load_robot_spec
 
 REPO = Path(__file__).resolve().parents[2]
 DESCRIPTION = REPO / "ros2_ws/src/surrogait_description"
@@ -83,7 +83,7 @@ class SdfModel:
 
     def __init__(self, path: Path):
         self.root = ET.parse(path).getroot()
-        assert self.root.get("version") == "1.10"
+        assert self.root.get("version") == "1.9"
         self.model = self.root.find("model")
         self.links = {link.get("name"): link for link in self.model.findall("link")}
         self.joints = {joint.get("name"): joint for joint in self.model.findall("joint")}
@@ -371,7 +371,7 @@ def test_sensors_and_plugins_publish_on_the_agreed_topics(robot):
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_world_has_the_systems_and_includes_the_robot_clear_of_the_ground(robot):
     world = ET.parse(DESCRIPTION / "sdf/worlds" / f"{robot}_flat.sdf").getroot()
-    assert world.get("version") == "1.10"
+    assert world.get("version") == "1.9"
     world = world.find("world")
     assert float(world.find("physics/max_step_size").text) in (0.001, 0.002)
     systems = {p.get("name"): p.get("filename") for p in world.findall("plugin")}
@@ -382,13 +382,19 @@ def test_world_has_the_systems_and_includes_the_robot_clear_of_the_ground(robot)
     include = world.find("include")
     assert include.find("uri").text == f"model://{robot}"
     assert include.find("name").text == robot, "the /model/<robot>/... topics need this model name"
-    # Gazebo starts every joint at 0: the straight legs must clear the ground at the spawn height.
+    # The robot starts lying folded (the spawn-pose system sets its joints before the first step,
+    # test_sdf_libsdformat): at the spawn height its feet, the lowest points of that pose, are just clear
+    # of the ground (by this file's own forward kinematics over the SDF).
     model, sdf = _mjcf(robot), _sdf(robot)
     spawn = _pose(include.find("pose"))
-    poses = sdf.forward({})
+    lying = dict(zip([f"{name}_joint" for name in load_robot_spec(robot).joint_names],
+                     load_robot_spec(robot).lying_joint_pos, strict=True))
+    poses = sdf.forward(lying)
+    clearances = []
     for leg in SDK_LEG_ORDER:
         radius = float(sdf.links[f"{leg}_foot"].find("collision/geometry/sphere/radius").text)
-        assert (spawn @ poses[f"{leg}_foot"])[2, 3] - radius > 0.0, leg
+        clearances.append((spawn @ poses[f"{leg}_foot"])[2, 3] - radius)
+    assert 0.0 < min(clearances) < 0.02, clearances
     config = ET.parse(DESCRIPTION / "sdf/models" / robot / "model.config").getroot()
-    assert config.find("sdf").text == "model.sdf" and config.find("sdf").get("version") == "1.10"
+    assert config.find("sdf").text == "model.sdf" and config.find("sdf").get("version") == "1.9"
     assert model.nu == len(sdf.model.findall("plugin[@name='gz::sim::systems::ApplyJointForce']"))

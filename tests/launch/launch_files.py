@@ -22,6 +22,8 @@ GAZEBO_PACKAGES: dict[str, dict[str, set[str]]] = {
     "ros_gz_sim": {"create": {"world", "file", "name", "x", "y", "z", "R", "P", "Y"}},
 }
 GAZEBO_COMMANDS = {"gz"}  # ExecuteProcess commands: Gazebo's CLI (`gz sim`)
+# Parameters every rclpy node declares itself (rclpy.node.Node.__init__): a launch file may set them on any node.
+ROS_BUILTIN_PARAMETERS = {"use_sim_time"}
 
 
 def console_script(package: str, executable: str) -> importlib.metadata.EntryPoint:
@@ -47,7 +49,7 @@ def declared_parameters(entry_point: importlib.metadata.EntryPoint) -> set[str]:
          inside `for name in NAMES:` where PREFIX and NAMES are module-level values.
     """
     module = importlib.import_module(entry_point.module)
-    names = set(getattr(module, "PARAMETERS", {}) or {})
+    names = set(getattr(module, "PARAMETERS", {}) or {}) | ROS_BUILTIN_PARAMETERS
     tree = ast.parse(inspect.getsource(module))
     loops: dict[ast.AST, ast.For] = {}
     for loop in ast.walk(tree):

@@ -5,11 +5,14 @@ the real API's signatures and semantics (ros2/launch, launch_ros): `LaunchDescri
 `DeclareLaunchArgument(name, *, default_value, description, choices)` (a missing value takes the default,
 a value outside `choices` raises), `OpaqueFunction(*, function, args, kwargs)` (called with the context,
 the actions it returns are visited in order), `LaunchConfiguration(name).perform(context)`,
-`SetEnvironmentVariable(name, value)`, `ExecuteProcess(cmd=..., name=...)` and
-`launch_ros.actions.Node(package=..., executable=..., name=..., parameters=[...])`. Nothing is started:
-`run_launch_file` loads a launch file as `ros2 launch` does (a Python module whose
-`generate_launch_description()` is called), visits it with the given `name:=value` arguments and returns
-the environment it sets and the processes and nodes it would start. Where the real `launch` exists (a ROS
+`SetEnvironmentVariable(name, value)`, `ExecuteProcess(cmd=..., name=...)`,
+`launch_ros.actions.Node(package=..., executable=..., name=..., parameters=[...])`, and
+`RegisterEventHandler(OnProcessIO(target_action=..., on_stdout=..., on_stderr=...))` (the handler's callable
+gets a ProcessIO event, `.text` the bytes written, `.action` the process; the actions it returns are
+launched). Nothing is started: `run_launch_file` loads a launch file as `ros2 launch` does (a Python module
+whose `generate_launch_description()` is called), visits it with the given `name:=value` arguments and returns
+the environment it sets and the processes and nodes it would start; `Launched.output(name, text)` plays a line
+a started process writes, and returns what that starts. Where the real `launch` exists (a ROS
 machine), `ros2 launch ... -s` and a real launch are the check; this is the one possible here.
 """
 
@@ -95,12 +98,34 @@ class Node:
         self.parameters, self.output = list(parameters or []), output
 
 
+class OnProcessIO:
+    def __init__(self, *, target_action=None, on_stdin=None, on_stdout=None, on_stderr=None, **kwargs):
+        self.target_action, self.on_stdin = target_action, on_stdin
+        self.on_stdout, self.on_stderr = on_stdout, on_stderr
+
+
+class RegisterEventHandler:
+    def __init__(self, event_handler, **kwargs):
+        self.event_handler = event_handler
+
+
+@dataclasses.dataclass
+class ProcessIO:
+    """The event an OnProcessIO handler gets (launch.events.process.ProcessIO's fields the files use)."""
+
+    action: object
+    name: str
+    text: bytes
+    fd: int  # 1 stdout, 2 stderr
+
+
 @dataclasses.dataclass
 class LaunchedNode:
     package: str
     executable: str
     name: str
     parameters: list  # in order: YAML file paths (str) and inline dicts, as launch_ros applies them
+    action: object = dataclasses.field(default=None, repr=False, compare=False)  # the launch_ros Node
 
     @property
     def param_files(self) -> list[Path]:
@@ -124,6 +149,22 @@ class Launched:
     environment: dict[str, str]
     processes: list[LaunchedProcess]
     nodes: list[LaunchedNode]
+    handlers: list[OnProcessIO] = dataclasses.field(default_factory=list)
+    context: Context | None = dataclasses.field(default=None, repr=False)
+
+    def output(self, name: str, text: str, stream: str = "stderr") -> list[LaunchedNode]:
+        """Node `name` writes `text` (a line of its log) on `stream`: the nodes the handlers start on it."""
+        targets = [n.action for n in self.nodes if n.name == name]
+        if not targets:
+            raise ValueError(f"no node named {name!r} was started")
+        before = len(self.nodes)
+        fd = {"stdout": 1, "stderr": 2}[stream]
+        for handler in list(self.handlers):
+            callback = handler.on_stdout if fd == 1 else handler.on_stderr
+            if handler.target_action in targets and callback is not None:
+                event = ProcessIO(action=handler.target_action, name=name, text=text.encode(), fd=fd)
+                _visit(callback(event), self.context, self)
+        return self.nodes[before:]
 
 
 def _modules() -> dict[str, types.ModuleType]:
@@ -133,11 +174,15 @@ def _modules() -> dict[str, types.ModuleType]:
         return m
 
     actions = module("launch.actions", DeclareLaunchArgument=DeclareLaunchArgument, ExecuteProcess=ExecuteProcess,
-                     OpaqueFunction=OpaqueFunction, SetEnvironmentVariable=SetEnvironmentVariable)
+                     OpaqueFunction=OpaqueFunction, SetEnvironmentVariable=SetEnvironmentVariable,
+                     RegisterEventHandler=RegisterEventHandler)
+    event_handlers = module("launch.event_handlers", OnProcessIO=OnProcessIO)
     substitutions = module("launch.substitutions", LaunchConfiguration=LaunchConfiguration)
-    launch = module("launch", LaunchDescription=LaunchDescription, actions=actions, substitutions=substitutions)
+    launch = module("launch", LaunchDescription=LaunchDescription, actions=actions, substitutions=substitutions,
+                    event_handlers=event_handlers)
     ros_actions = module("launch_ros.actions", Node=Node)
     return {"launch": launch, "launch.actions": actions, "launch.substitutions": substitutions,
+            "launch.event_handlers": event_handlers,
             "launch_ros": module("launch_ros", actions=ros_actions), "launch_ros.actions": ros_actions}
 
 
@@ -169,7 +214,7 @@ def run_launch_file(path: Path, arguments: dict[str, str] | None = None) -> Laun
         spec.loader.exec_module(module)
         description = module.generate_launch_description()
         context = Context(dict(arguments or {}), {})
-        launched = Launched({}, context.launch_configurations, context.environment, [], [])
+        launched = Launched({}, context.launch_configurations, context.environment, [], [], context=context)
         _visit(description.entities, context, launched)
         return launched
 
@@ -186,7 +231,12 @@ def _visit(entities, context: Context, launched: Launched) -> None:
         elif isinstance(entity, ExecuteProcess):
             launched.processes.append(LaunchedProcess([str(a) for a in entity.cmd], entity.name))
         elif isinstance(entity, Node):
-            launched.nodes.append(LaunchedNode(entity.package, entity.executable, entity.name, entity.parameters))
+            launched.nodes.append(LaunchedNode(entity.package, entity.executable, entity.name, entity.parameters,
+                                               entity))
+        elif isinstance(entity, RegisterEventHandler):
+            if not isinstance(entity.event_handler, OnProcessIO):
+                raise TypeError(f"the stand-in knows OnProcessIO handlers only, not {type(entity.event_handler)}")
+            launched.handlers.append(entity.event_handler)
         elif isinstance(entity, LaunchDescription):
             _visit(entity.entities, context, launched)
         else:

@@ -1,7 +1,7 @@
-"""go2_gazebo.launch.py (installed by surrogait_bringup), checked without Gazebo: what it starts, the
-files it names, and that the three ends of the Gazebo bridge agree — the Go2 model's SDF (the gz topics
-it publishes and subscribes), ros_gz_bridge's topic list (config/gazebo/ros_gz_bridge.yaml) and the
-`gazebo_bridge` node's topic parameters.
+"""go2_gazebo.launch.py (installed by surrogait_bringup), checked without Gazebo: what it starts and when, the
+files it names, Gazebo's clock for every node, and that the three ends of the Gazebo bridge agree — the Go2
+model's SDF (the gz topics it publishes and subscribes), ros_gz_bridge's topic list
+(config/gazebo/ros_gz_bridge.yaml) and the `gazebo_bridge` node's topic parameters.
 
 Gazebo, ros_gz and `ros2 launch` cannot be installed here, so nothing is started (the launch file runs
 under launch_standin.py against the colcon-built workspace): a wrong gz topic or message type would
@@ -18,6 +18,7 @@ import yaml
 from launch_files import GAZEBO_COMMANDS, yaml_parameters
 from launch_standin import run_launch_file
 
+from surrogait_core.interfaces import GAZEBO_BRIDGE_UP_LINE
 from surrogait_core.robot_spec import SDK_LEG_ORDER, load_robot_spec
 from surrogait_rehearsal.harness import gazebo as gazebo_rehearsal
 from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS as BRIDGE_PARAMETERS
@@ -31,12 +32,25 @@ ROS_GZ_TYPES = {
     "geometry_msgs/msg/WrenchStamped": "gz.msgs.Wrench",
     "nav_msgs/msg/Odometry": "gz.msgs.Odometry",
     "std_msgs/msg/Float64": "gz.msgs.Double",
+    "rosgraph_msgs/msg/Clock": "gz.msgs.Clock",
 }
+# What the Gazebo bridge writes (through rclpy's logger) once Gazebo's state flows.
+BRIDGE_UP = f"[INFO] [1767225600.000000000] [gazebo_bridge]: {GAZEBO_BRIDGE_UP_LINE}: motor PD running, " \
+            "rt/lowstate published"
+ROBOT_NODES = ["estimator_node", "safety_monitor", "policy_node"]
 
 
 @pytest.fixture
-def launched(ament_index):
+def started(ament_index):
+    """What the launch file starts at once (Gazebo's side, the recorder)."""
     return run_launch_file(ament_index.share("surrogait_bringup") / "launch" / "go2_gazebo.launch.py")
+
+
+@pytest.fixture
+def launched(started):
+    """Everything, once the Gazebo bridge has reported Gazebo's state flowing."""
+    started.output("gazebo_bridge", BRIDGE_UP)
+    return started
 
 
 def nodes_by_executable(launched) -> dict:
@@ -75,7 +89,8 @@ def model_sdf(launched) -> Path:
 
 def test_it_starts_gz_sim_both_bridges_and_the_three_nodes(launched):
     nodes = nodes_by_executable(launched)
-    assert set(nodes) == {"parameter_bridge", "gazebo_bridge", "estimator_node", "safety_monitor", "policy_node"}
+    assert set(nodes) == {"session_recorder", "parameter_bridge", "gazebo_bridge", "estimator_node", "safety_monitor",
+                          "policy_node"}
     assert nodes["parameter_bridge"].package == "ros_gz_bridge"
     (gz,) = launched.processes
     assert gz.cmd[0] in GAZEBO_COMMANDS and gz.cmd[1] == "sim", gz.cmd
@@ -85,6 +100,31 @@ def test_it_starts_gz_sim_both_bridges_and_the_three_nodes(launched):
     # The world includes the model, so the launch file spawns nothing (no ros_gz_sim create).
     assert model_sdf(launched).is_file()
     assert "ros_gz_sim" not in {n.package for n in nodes.values()}
+
+
+def test_the_robots_nodes_start_once_the_bridge_reports_gazebo_up_and_only_then(started):
+    """As the rehearsal harness starts them on the simulator's first ground truth: gz sim takes seconds to load,
+    and a policy node or safety monitor started before would face a robot that does not answer."""
+    assert [n.executable for n in started.nodes] == ["session_recorder", "parameter_bridge", "gazebo_bridge"]
+    assert [p.cmd[1] for p in started.processes] == ["sim"]
+    assert started.output("gazebo_bridge", "[INFO] [1.0] [gazebo_bridge]: Gazebo bridge: DDS domain 1 on lo") == []
+    assert started.output("ros_gz_bridge", BRIDGE_UP) == [], "the Gazebo bridge's line, not another node's"
+    assert [n.executable for n in started.output("gazebo_bridge", BRIDGE_UP, stream="stderr")] == ROBOT_NODES, \
+        "the safety monitor before the policy node"
+    assert started.output("gazebo_bridge", BRIDGE_UP) == [], "once: a later lapse and recovery starts nothing"
+
+
+def test_the_gate_opens_on_either_stream(started):
+    """rclpy's logger writes to stderr unless RCUTILS_LOGGING_USE_STDOUT=1."""
+    assert [n.executable for n in started.output("gazebo_bridge", BRIDGE_UP, stream="stdout")] == ROBOT_NODES
+
+
+def test_every_node_runs_on_gazebos_clock_which_is_bridged(launched):
+    for node in launched.nodes:
+        assert node.inline_params.get("use_sim_time") is True, f"{node.executable} is not on Gazebo's clock"
+    clock = [e for e in ros_gz_bridge_entries(launched) if e["ros_topic_name"] == "/clock"]
+    assert clock == [{"ros_topic_name": "/clock", "gz_topic_name": "/clock", "ros_type_name": "rosgraph_msgs/msg/Clock",
+                      "gz_type_name": "gz.msgs.Clock", "direction": "GZ_TO_ROS"}]
 
 
 def test_the_launch_file_and_the_demo_start_the_same_gazebo(launched):
@@ -109,6 +149,7 @@ def test_ros_gz_bridge_carries_exactly_the_topics_the_bridge_node_uses(launched)
     wrench = "geometry_msgs/msg/WrenchStamped"
     expected |= {(topics.foot_force_topic(leg), wrench, "GZ_TO_ROS") for leg in SDK_LEG_ORDER}
     expected |= {(topics.joint_force_topic(j), "std_msgs/msg/Float64", "ROS_TO_GZ") for j in joints}
+    expected.add(("/clock", "rosgraph_msgs/msg/Clock", "GZ_TO_ROS"))  # gz sim's clock, for use_sim_time
     entries = ros_gz_bridge_entries(launched)
     actual = [(e["ros_topic_name"], e["ros_type_name"], e["direction"]) for e in entries]
     assert len(actual) == len(set(actual)), "a topic bridged twice"
@@ -131,7 +172,8 @@ def test_the_gz_topics_are_the_ones_the_go2_model_publishes_and_subscribes(launc
     subscribed = {f"/model/{name}/joint/{p.findtext('joint_name').strip()}/cmd_force"
                   for p in model.iter("plugin") if p.get("name", "").endswith("ApplyJointForce")}
     entries = ros_gz_bridge_entries(launched)
-    out_of_gazebo = {e["gz_topic_name"] for e in entries if e["direction"] == "GZ_TO_ROS"}
+    # /clock is the world's (gz sim publishes it for every world), not the model's
+    out_of_gazebo = {e["gz_topic_name"] for e in entries if e["direction"] == "GZ_TO_ROS"} - {"/clock"}
     into_gazebo = {e["gz_topic_name"] for e in entries if e["direction"] == "ROS_TO_GZ"}
     assert out_of_gazebo <= published, \
         f"no publisher in {model_sdf(launched).name} for {sorted(out_of_gazebo - published)}"

@@ -28,6 +28,7 @@ from launch_files import (
 from launch_standin import run_launch_file
 
 from surrogait_bringup.stack import DEFAULT_ROS_DOMAIN_ID, DRY_RUN_PARAMETER, BringupError, policy_node_parameters
+from surrogait_core.interfaces import GAZEBO_BRIDGE_UP_LINE
 
 SOURCE = REPO / "ros2_ws" / "src" / "surrogait_bringup"
 LAUNCH_NAMES = sorted(p.name for p in (SOURCE / "launch").glob("*.launch.py"))
@@ -42,9 +43,14 @@ def run_id(run):
 
 
 def launch(workspace, name, **arguments):
+    """Everything the launch file starts; the Gazebo one's robot nodes once its bridge reported Gazebo up
+    (test_gazebo_launch checks when they start)."""
     path = workspace.share("surrogait_bringup") / "launch" / name
     assert path.is_file(), f"{name} is not installed under share/surrogait_bringup/launch"
-    return run_launch_file(path, arguments)
+    launched = run_launch_file(path, arguments)
+    if any(n.name == "gazebo_bridge" for n in launched.nodes):
+        launched.output("gazebo_bridge", f"[INFO] [0.0] [gazebo_bridge]: {GAZEBO_BRIDGE_UP_LINE}")
+    return launched
 
 
 def merged_parameters(node) -> dict:
@@ -76,7 +82,7 @@ def test_every_launch_file_its_configuration_and_the_shipped_policies_are_instal
 def test_the_robot_and_rehearsal_launch_files_start_what_they_should(ament_index, robot):
     on_robot = {n.executable for n in launch(ament_index, f"{robot}_robot.launch.py").nodes}
     rehearsal = {n.executable for n in launch(ament_index, f"{robot}_rehearsal.launch.py").nodes}
-    assert on_robot == {"policy_node", "estimator_node", "safety_monitor"}
+    assert on_robot == {"policy_node", "estimator_node", "safety_monitor", "session_recorder"}
     assert rehearsal == on_robot | {f"{robot}_sim"}, "the rehearsal runs the robot's nodes plus the simulator"
     assert launch(ament_index, "robot.launch.py", robot=robot).nodes == launch(
         ament_index, f"{robot}_robot.launch.py").nodes, "robot.launch.py robot:=X is X_robot.launch.py"
@@ -125,7 +131,8 @@ def test_every_file_comes_from_the_installed_share_tree_and_sets_only_declared_p
 
 @pytest.mark.parametrize("name", [n for n in LAUNCH_NAMES if n.startswith("go2_")])
 def test_all_nodes_of_a_go2_launch_file_share_one_robot_link(ament_index, name):
-    """Simulator (or bridge), policy, estimator and safety monitor on one DDS domain and interface."""
+    """Simulator (or bridge), policy, estimator, safety monitor and session recorder on one DDS domain and
+    interface."""
     links = {exe: (p.get("dds_domain"), p.get("network_interface"))
              for exe, p in nodes_of(launch(ament_index, name)).items()}
     for exe, params in nodes_of(launch(ament_index, name)).items():
@@ -151,8 +158,10 @@ def test_the_go1_nodes_meet_at_the_safety_monitors_gateway(ament_index, name):
     assert (policy["udp_peer_ip"], policy["udp_peer_port"]) == ("127.0.0.1", monitor["udp_policy_port"])
     assert policy["network_interface"] == "lo"
     assert monitor["udp_estimator_port"] == estimator["udp_lowstate_port"]
+    assert monitor["udp_record_port"] == nodes["session_recorder"]["udp_record_port"] != 0, \
+        "the recorder listens where the gateway copies the packets"
     ports = [monitor["udp_robot_local_port"], monitor["udp_policy_port"], monitor["udp_estimator_port"],
-             policy["udp_local_port"]]
+             monitor["udp_record_port"], policy["udp_local_port"]]
     assert len(set(ports)) == len(ports), f"{name}: two sockets on one port: {ports}"
     if "robot" in name:
         assert (monitor["udp_robot_ip"], monitor["udp_robot_port"]) == ("192.168.123.10", 8007)
@@ -202,7 +211,7 @@ def test_our_ros_traffic_has_a_domain_of_its_own(ament_index, run):
 
 
 def test_every_launch_file_declares_the_documented_arguments(ament_index):
-    common = {"robot", "policy", "dds_domain", "ros_domain_id", DRY_RUN_PARAMETER}
+    common = {"robot", "policy", "dds_domain", "ros_domain_id", DRY_RUN_PARAMETER, "record", "record_path"}
     for name in LAUNCH_NAMES:
         declared = set(launch(ament_index, name).arguments)
         expected = common | ({"network_interface"} if "robot" in name else set())
@@ -218,6 +227,21 @@ def test_the_arguments_reach_every_node_of_the_go2(ament_index, tmp_path):
     assert nodes["policy_node"]["policy_path"] == nodes["safety_monitor"]["policy_path"] == str(policy)
     rehearsal = nodes_of(launch(ament_index, "go2_rehearsal.launch.py", dds_domain="5"))
     assert {p["dds_domain"] for p in rehearsal.values()} == {5}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=run_id)
+def test_every_session_is_recorded_unless_asked_not_to(ament_index, run, tmp_path):
+    name, args = run
+    nodes = nodes_of(launch(ament_index, name, **args))
+    recorder = nodes["session_recorder"]
+    assert recorder.get("robot", "go2") == robot_of(name, args), "its parameter's default is the Go2"
+    assert recorder["policy_path"] == nodes["policy_node"]["policy_path"], "the file says which policy ran"
+    assert recorder["output_path"].endswith(".mcap") and "{stamp}" in recorder["output_path"]
+    path = str(tmp_path / "walk.mcap")
+    assert nodes_of(launch(ament_index, name, **args, record_path=path))["session_recorder"]["output_path"] == path
+    assert "session_recorder" not in nodes_of(launch(ament_index, name, **args, record="false"))
+    with pytest.raises(BringupError, match="ending in .mcap"):
+        launch(ament_index, name, **args, record_path=str(tmp_path / "walk.bag"))
 
 
 def test_the_go1s_interface_is_the_gateways(ament_index):

@@ -69,15 +69,32 @@ def test_lowcmd_stream_and_feedback(tmp_path):
     stand = commands[stiff[0]: stiff[-1] + 1]
     assert all(c["stiff"] for c in stand)
     np.testing.assert_allclose(stand[-1]["q"], load_robot_spec("go2").default_joint_pos, atol=1e-6)
-    # Per control period elapsed: the stand-in robot is plain Python and may miss messages of a 500 Hz
-    # stream on a busy machine (its reader keeps the newest), so two recorded commands can be periods apart.
-    q, t = np.array([c["q"] for c in stand]), np.array([c["t"] for c in stand])
-    periods = np.maximum(1.0, np.round(np.diff(t) / 0.02))
-    steps = (np.abs(np.diff(q, axis=0)).max(axis=1) / periods).max()
-    assert steps < 0.05, f"stand-up targets jump by {steps:.3f} rad in one control period"
+    # Timed by the writer's source timestamps (`sent`, the node's clock when it wrote each LowCmd): when the
+    # stand-in robot took them says more about its own scheduling on a busy machine (it takes them in
+    # batches: arrival intervals with a median of 0.44 ms were seen under Jazzy) than about the stream.
+    q, t = np.array([c["q"] for c in stand]), np.array([c["sent"] for c in stand])
+    assert np.all(np.diff(t) > 0), "LowCmds arrive in the order they were written"
     # the stream runs at the motor rate while stiff, re-sending the targets between policy steps
     assert np.median(np.diff(t)) == pytest.approx(0.002, abs=0.0005)
     changed = np.flatnonzero(np.any(np.diff(q, axis=0) != 0.0, axis=1)) + 1
     assert len(changed) > 10, "the stand-up moved its targets"
     assert np.median(np.diff(t[changed])) == pytest.approx(0.02, abs=0.003), \
         "new targets come once a control period (the contract's 50 Hz)"
+    # Smooth: the stand-up follows the clock (a quintic from the lying pose to the default one over
+    # stand_up_duration_s; its peak speed, 1.875 x the mean, is 0.043 rad per control period here), so it is
+    # judged by its speed in rad per control period of elapsed time, each target against the last one sent at
+    # least two control periods before it. Timing from the wire cannot be finer: a target computed at one
+    # wake-up goes out when the write runs, and on a loaded machine that lagged by a millisecond or more
+    # (two targets 2 ms apart on the wire, computed 3 ms apart); over 40 ms such a lag moves the figure by a
+    # few percent. (The rounded count of periods between consecutive commands this replaced read a policy
+    # step that came 7-14 ms late, with its target moved on by the clock, as a jump: 4 of 20 Jazzy runs.)
+    marks = np.r_[0, changed]
+    t_marks, q_marks = t[marks], q[marks]
+    speeds = []
+    for i in range(len(marks)):
+        earlier = np.flatnonzero(t_marks <= t_marks[i] - 0.04)
+        if earlier.size:
+            j = earlier[-1]
+            speeds.append(np.abs(q_marks[i] - q_marks[j]).max() / (t_marks[i] - t_marks[j]) * 0.02)
+    assert len(speeds) > 10 and max(speeds) < 0.05, \
+        f"stand-up targets move {max(speeds):.3f} rad per control period (a quintic over 1 s peaks at 0.043)"

@@ -15,6 +15,7 @@ and the safety monitor must raise no fault. The Go1 runs under the drivers' mode
 import numpy as np
 import pytest
 
+from surrogait_recorder.info import decoded, read_info
 from surrogait_rehearsal.harness.nodes import shipped_policy_path, sim_node
 from surrogait_rehearsal.harness.session import SessionConfig, SessionFiles, rehearse
 from surrogait_rehearsal.report import (
@@ -70,6 +71,34 @@ def test_shipped_policy_stands_up_and_walks(tmp_path, robot, motor_model):
         assert log["lowcmd_accepted"][-1] > 50 * 10
         assert log["lowcmd_dropped"][-1] == 0
         assert np.all(log["cmd_kp"][-1] == 0.0) and np.all(log["cmd_kd"][-1] > 0.0)
+        accepted = int(log["lowcmd_accepted"][-1])
+    assert_session_recorded(tmp_path, robot, states, accepted)
+
+
+WIRE_TOPICS = {"go2": ("/rt/lowstate", "/rt/lowcmd"),
+               "go1": ("/udp/lowstate/joints", "/udp/lowstate/imu", "/udp/lowcmd/targets", "/udp/lowcmd/gains")}
+STACK_TOPICS = ("/cmd_vel", "/policy/state", "/safety/state", "/odom", "/joint_states", "/imu/data", "/diagnostics",
+                "/rosout", "/sim/ground_truth")
+
+
+def assert_session_recorded(folder, robot: str, states: list[str], lowcmds_accepted: int) -> None:
+    """The session recorder's MCAP file: a rosbag2-style file with the stack's topics and the robot's wire, the
+    policy states the operator saw, and (nearly) every LowCmd the simulated robot accepted."""
+    path = SessionFiles(folder).recording
+    info = read_info(path)
+    assert info.profile == "ros2"
+    assert {c.schema_encoding for c in info.channels.values()} == {"ros2msg"}
+    assert {c.message_encoding for c in info.channels.values()} == {"cdr"}
+    for topic in (*WIRE_TOPICS[robot], *STACK_TOPICS):
+        assert info.channels[topic].count > 0, f"{path}: nothing on {topic}"
+    recorded_states = [msg.data for _, _, msg in decoded(path, ["/policy/state"])]
+    assert recorded_states == states, "the file holds each policy state the operator saw, in order"
+    commands = info.channels["/rt/lowcmd" if robot == "go2" else "/udp/lowcmd/targets"].count
+    assert commands >= 0.98 * lowcmds_accepted, f"{commands} LowCmds recorded of {lowcmds_accepted} on the wire"
+    for _, _, msg in decoded(path, limit=3):  # every channel's schema decodes its messages
+        assert msg is not None
+    session = info.metadata["surrogait_session"]
+    assert session["robot"] == robot and int(session["messages"]) == sum(c.count for c in info.channels.values())
 
 
 HOST_STALL_S = 0.110  # the whole-host pause that once damped a CI run (108 ms: a hypervisor's, every process)

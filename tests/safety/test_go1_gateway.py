@@ -24,7 +24,7 @@ if (sys.version_info[:2], platform.machine()) != ((3, 11), "x86_64"):
 from unitree_legged_sdk import robot_interface as ri  # noqa: E402
 
 SPEC = load_robot_spec("go1")
-ROBOT, ROBOT_SIDE, POLICY, POLICY_LOCAL, ESTIMATOR = 28307, 28380, 28317, 28381, 28319
+ROBOT, ROBOT_SIDE, POLICY, POLICY_LOCAL, ESTIMATOR, RECORDER = 28307, 28380, 28317, 28381, 28319, 28321
 DAMPING = go1_wire.damping_lowcmd(0.8)
 
 
@@ -66,6 +66,9 @@ def rig(sdk):
     estimator = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     estimator.bind(("127.0.0.1", ESTIMATOR))
     estimator.settimeout(0.2)
+    recorder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    recorder.bind(("127.0.0.1", RECORDER))
+    recorder.settimeout(0.2)
     verdicts = {"mode": "pass"}
     seen_states = []
 
@@ -74,16 +77,17 @@ def rig(sdk):
             raise RuntimeError("a bug in a rule")
         return {"pass": packet, "damp": DAMPING, "drop": None}[verdicts["mode"]]
 
-    gateway = Go1Gateway(GatewayAddresses("127.0.0.1", ROBOT, ROBOT_SIDE, POLICY, ESTIMATOR), judge,
+    gateway = Go1Gateway(GatewayAddresses("127.0.0.1", ROBOT, ROBOT_SIDE, POLICY, ESTIMATOR, RECORDER), judge,
                          lambda packet, t: seen_states.append(packet), fail_safe_packet=DAMPING)
     gateway.start()
     udp, cmd = sdk
     while udp.Recv() == 0:  # nothing left over from another test
         pass
-    yield gateway, robot, estimator, udp, cmd, verdicts, seen_states
+    yield gateway, robot, estimator, udp, cmd, verdicts, seen_states, recorder
     gateway.stop()
     robot.sock.close()
     estimator.close()
+    recorder.close()
 
 
 def send_stand(udp, cmd) -> bytes:
@@ -105,7 +109,7 @@ def wait_recv(udp, timeout_s=0.5) -> bool:
 
 
 def test_an_allowed_command_reaches_the_robot_unchanged_and_its_state_comes_back(rig):
-    gateway, robot, estimator, udp, cmd, _, seen = rig
+    gateway, robot, estimator, udp, cmd, _, seen, recorder = rig
     expected = send_stand(udp, cmd)
     robot.answer()
     assert robot.received == [expected], "the SDK's packet, byte for byte"
@@ -115,14 +119,17 @@ def test_an_allowed_command_reaches_the_robot_unchanged_and_its_state_comes_back
     assert state.tick == 1
     assert go1_wire.decode_lowstate(estimator.recv(2048)).tick_ms == 1, "a copy went to the estimator"
     assert len(seen) == 1 and gateway.counts.lowcmd_forwarded == 1 and gateway.counts.lowstate_forwarded == 1
+    copies = [recorder.recv(2048), recorder.recv(2048)]
+    assert copies == [expected, lowstate(1)], "the session recorder got both packets, in the order they went"
 
 
 def test_a_refused_command_is_replaced_by_damping_or_dropped(rig):
-    gateway, robot, _, udp, cmd, verdicts, _ = rig
+    gateway, robot, _, udp, cmd, verdicts, _, recorder = rig
     verdicts["mode"] = "damp"
     send_stand(udp, cmd)
     robot.answer()
     assert robot.received[-1] == DAMPING and go1_wire.decode_lowcmd(robot.received[-1]).motors.is_damping
+    assert recorder.recv(2048) == DAMPING, "the recording holds what the robot got, not what the policy sent"
     verdicts["mode"] = "drop"
     send_stand(udp, cmd)
     with pytest.raises(TimeoutError):
@@ -131,7 +138,7 @@ def test_a_refused_command_is_replaced_by_damping_or_dropped(rig):
 
 
 def test_a_failing_judgement_sends_damping_and_the_link_goes_on(rig):
-    gateway, robot, _, udp, cmd, verdicts, _ = rig
+    gateway, robot, _, udp, cmd, verdicts, _, _ = rig
     verdicts["mode"] = "raise"
     send_stand(udp, cmd)
     robot.answer()
@@ -143,8 +150,9 @@ def test_a_failing_judgement_sends_damping_and_the_link_goes_on(rig):
 
 
 def test_the_monitors_own_packets_go_to_the_robot(rig):
-    gateway, robot, _, _, _, _, _ = rig
+    gateway, robot, _, _, _, _, _, recorder = rig
     gateway.send_to_robot(DAMPING)
     robot.answer()
     assert robot.received == [DAMPING] and gateway.counts.own_sent == 1
+    assert recorder.recv(2048) == DAMPING, "the monitor's own packets are recorded too"
     assert gateway.last_robot_send_s is not None

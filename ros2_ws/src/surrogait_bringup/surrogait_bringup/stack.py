@@ -13,6 +13,13 @@ Sessions:
 - `rehearsal`: the same three nodes and the robot's MuJoCo simulator on this machine.
 - `gazebo`: the Go2 in Gazebo Harmonic through ros_gz_bridge and the Gazebo bridge node, and the three nodes.
 
+Every session also starts the session recorder (surrogait_recorder, its own process at normal priority): one
+MCAP file with the stack's topics and the robot's wire (launch arguments `record`, `record_path`).
+
+In Gazebo the nodes run on Gazebo's clock (`use_sim_time`, with /clock bridged from Gazebo), and the robot's
+three nodes start once the Gazebo bridge reports Gazebo's state flowing (`Stack.gate`), as the rehearsal
+harness starts them on the simulator's first ground truth.
+
 Our ROS traffic gets a ROS domain of its own (`ros_domain_id`, default `DEFAULT_ROS_DOMAIN_ID`) in every
 session: on a Go2 the robot's own DDS participants live in domain 0, and ROS topics share DDS's topic
 space there.
@@ -24,6 +31,8 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping
+
+from surrogait_core.interfaces import GAZEBO_BRIDGE_UP_LINE
 
 PACKAGE = "surrogait_bringup"
 ROBOTS = ("go2", "go1")
@@ -67,10 +76,20 @@ class ProcessLaunch:
 
 
 @dataclasses.dataclass(frozen=True)
+class StartGate:
+    """Nodes started only once process `after` has written a line containing `line` (stdout or stderr)."""
+
+    after: str  # the ROS name of a node of Stack.nodes
+    line: str
+    nodes: tuple[NodeLaunch, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class Stack:
     environment: dict[str, str]
     processes: tuple[ProcessLaunch, ...]
-    nodes: tuple[NodeLaunch, ...]
+    nodes: tuple[NodeLaunch, ...]  # started at once, in order
+    gate: StartGate | None = None  # started later, in order
 
 
 def share_directory(package: str) -> str:
@@ -107,6 +126,10 @@ def launch_arguments(session: str, robot: str | None = None) -> list[LaunchArgum
                        "(services, cmd_vel, odometry): not the robot's own DDS domain 0"),
         LaunchArgument(DRY_RUN_PARAMETER, "0", "a dry run with the motors' gains at this fraction of the "
                        "policy's, in [0, 1); 0 = off (needs a policy node with that parameter)"),
+        LaunchArgument("record", "true", "record the session (its topics and the robot's wire) to an MCAP file, "
+                       "with the session recorder", ("true", "false")),
+        LaunchArgument("record_path", "", "the MCAP file ({stamp}: the start time); empty: "
+                       "runs/sessions/session_{stamp}.mcap from the working directory"),
     ]
     return args
 
@@ -134,6 +157,10 @@ def build_stack(session: str, values: Mapping[str, str],
     def package_params(package: str, file: str) -> str:
         return os.path.join(share(package), "config", file)
 
+    recorder_params = package_params("surrogait_recorder", "session_recorder.yaml")
+    recorder_inline = {"policy_path": policy, **({"output_path": args["record_path"]} if args["record_path"] else {})}
+    if args["record_path"] and not args["record_path"].endswith(".mcap"):
+        raise BringupError(f"record_path {args['record_path']!r}: give a file name ending in .mcap")
     estimator = package_params("surrogait_estimator", "estimator.yaml")
     monitor = package_params("surrogait_safety", "safety_monitor.yaml")
     policy_node = package_params("surrogait_policy", "policy_node.yaml")
@@ -146,9 +173,12 @@ def build_stack(session: str, values: Mapping[str, str],
         link = os.path.join(link_dir, "link.yaml")
         link_inline = _robot_link_overrides(robot, args["network_interface"], args["dds_domain"])
         monitor_link = link_inline.get("safety_monitor", {})
+        recorder = NodeLaunch("surrogait_recorder", "session_recorder", "session_recorder",
+                              (recorder_params, link, {**link_inline.get("session_recorder", {}), **recorder_inline}))
         nodes = (
-            # The safety monitor starts first: it must be watching (on the Go1: own the link) before
-            # anything can move a motor.
+            *((recorder,) if args["record"] == "true" else ()),  # passive: it may start first, and sees everything
+            # The safety monitor starts before the policy node: it must be watching (on the Go1: own the link)
+            # before anything can move a motor.
             NodeLaunch("surrogait_safety", "safety_monitor", "safety_monitor",
                        (monitor, link, {**monitor_link, "policy_path": policy})),
             NodeLaunch("surrogait_estimator", "estimator_node", "estimator_node",
@@ -171,6 +201,9 @@ def build_stack(session: str, values: Mapping[str, str],
         sim = NodeLaunch("surrogait_rehearsal", "go2_sim", "go2_sim",
                          (package_params("surrogait_rehearsal", "go2_sim.yaml"), wire))
         linked = ()
+    recorder = NodeLaunch("surrogait_recorder", "session_recorder", "session_recorder",
+                          (recorder_params, *linked, {**wire, **recorder_inline}))
+    recording = (recorder,) if args["record"] == "true" else ()
     if session == "gazebo":
         sdf = os.path.join(share("surrogait_description"), "sdf")
         # Gazebo transport stays on this machine; gz sim finds model://go2 on the resource path.
@@ -185,14 +218,22 @@ def build_stack(session: str, values: Mapping[str, str],
         )
     else:
         simulator = (sim,)
-    nodes = (
-        *simulator,
+    robot_nodes = (
         NodeLaunch("surrogait_estimator", "estimator_node", "estimator_node", (estimator, *linked, wire)),
         NodeLaunch("surrogait_safety", "safety_monitor", "safety_monitor",
                    (monitor, *linked, {**wire, "policy_path": policy})),
         NodeLaunch("surrogait_policy", "policy_node", "policy_node", (policy_node, *linked, {**wire, **policy_inline})),
     )
-    return Stack(environment, processes, nodes)
+    if session == "gazebo":
+        # Gazebo's clock for every node (bridged on /clock), and the robot's nodes only once Gazebo's state flows
+        # through the bridge: gz sim takes seconds to load the world, a policy node started before would see no
+        # robot and a safety monitor a silent one.
+        on_sim_time = [dataclasses.replace(n, parameters=(*n.parameters, {"use_sim_time": True}))
+                       for n in (*recording, *simulator, *robot_nodes)]
+        first = len(recording) + len(simulator)
+        return Stack(environment, processes, tuple(on_sim_time[:first]),
+                     StartGate("gazebo_bridge", GAZEBO_BRIDGE_UP_LINE, tuple(on_sim_time[first:])))
+    return Stack(environment, processes, (*recording, *simulator, *robot_nodes))
 
 
 def _robot_link_overrides(robot: str, network_interface: str, dds_domain: str) -> dict[str, dict]:
@@ -205,7 +246,8 @@ def _robot_link_overrides(robot: str, network_interface: str, dds_domain: str) -
         link["network_interface"] = network_interface
     if dds_domain:
         link["dds_domain"] = _int("dds_domain", dds_domain, 0, 232)
-    return {name: dict(link) for name in ("safety_monitor", "estimator_node", "policy_node")} if link else {}
+    names = ("session_recorder", "safety_monitor", "estimator_node", "policy_node")
+    return {name: dict(link) for name in names} if link else {}
 
 
 def _dict_or_none(value: dict | None) -> tuple[dict, ...]:

@@ -37,3 +37,7 @@ SIM_GROUND_TRUTH = "sim/ground_truth"  # nav_msgs/Odometry: world pose, body-fra
 SIM_PUSH = "sim/push"  # geometry_msgs/Twist: added to the base velocity (world frame) once
 SIM_GAMEPAD = "sim/gamepad"  # sensor_msgs/Joy: axes [lx, ly, rx, ry], buttons by go2_wire.KEY_BITS index
 SIM_LOWSTATE_ENABLED = "sim/lowstate_enabled"  # std_srvs/SetBool: False stops rt/lowstate (fault injection)
+
+# Gazebo rehearsal: the Gazebo bridge logs this once Gazebo's joint states flow and its motor loop and
+# rt/lowstate run (and again after a lapse); go2_gazebo.launch.py starts the robot's nodes on its first.
+GAZEBO_BRIDGE_UP_LINE = "Gazebo state is fresh"

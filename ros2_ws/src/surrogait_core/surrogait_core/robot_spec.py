@@ -46,6 +46,7 @@ class RobotSpec:
     foot_names: tuple[str, ...]  # SDK leg order: "FR_foot", ...
     foot_radius_m: float
     default_joint_pos: np.ndarray  # rad, the PD target when standing
+    lying_joint_pos: np.ndarray  # rad, the folded pose it lies in when powered on (where the simulators start it)
     joint_pos_lower: np.ndarray  # rad
     joint_pos_upper: np.ndarray  # rad
     joint_vel_limit: np.ndarray  # rad/s
@@ -108,6 +109,7 @@ def load_robot_spec(robot: str) -> RobotSpec:
         foot_names=tuple(f"{leg}_foot" for leg in SDK_LEG_ORDER),
         foot_radius_m=float(foot_geom.size[0]),
         default_joint_pos=_numeric(model, "default_joint_pos_sdk"),
+        lying_joint_pos=_numeric(model, "lying_joint_pos_sdk"),
         joint_pos_lower=ranges_sdk[:, 0].copy(),
         joint_pos_upper=ranges_sdk[:, 1].copy(),
         joint_vel_limit=np.tile(vel_per_leg_joint, len(SDK_LEG_ORDER)),

@@ -58,6 +58,9 @@ class RobotFacts:
     nominal_kp: float
     nominal_kd: float
     default_joint_pos_sdk: tuple[float, ...]
+    # The folded pose the robot lies in when powered on, before a stand-up (shared/robots/go2.md): where the
+    # simulators start it.
+    lying_joint_pos_sdk: tuple[float, ...] = (0.0, 1.36, -2.65) * 4
 
 
 GO2 = RobotFacts(
@@ -198,6 +201,7 @@ def mjcf_text(facts: RobotFacts, keyframe_qpos: np.ndarray | None = None) -> str
     <numeric name="nominal_kd" data="{facts.nominal_kd}"/>
     <numeric name="default_joint_pos_sdk" data="{_fmt(facts.default_joint_pos_sdk)}"/>
     <numeric name="joint_velocity_limits" data="{_fmt(facts.velocity_limits)}"/>
+    <numeric name="lying_joint_pos_sdk" data="{_fmt(facts.lying_joint_pos_sdk)}"/>
   </custom>
 
   <default>

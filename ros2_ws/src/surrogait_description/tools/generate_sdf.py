@@ -1,4 +1,4 @@
-"""Write Gazebo Harmonic (`gz sim`) SDF 1.10 models and flat worlds for the Go2 and Go1.
+"""Write Gazebo Harmonic (`gz sim`) SDF 1.9 models and flat worlds for the Go2 and Go1.
 
 Everything is read from the compiled MJCF (mjcf/<robot>.xml, the one description that
 generate_descriptions.py writes), so the Gazebo robot cannot drift from the MuJoCo one;
@@ -18,7 +18,17 @@ Mapping (names are the MJCF's):
 - each foot is its own link `<LEG>_foot` at the MJCF foot site, welded to the calf by the fixed
   joint `<LEG>_foot_joint` that carries a force_torque sensor: that is how the foot's contact
   force reaches ROS (geometry_msgs/WrenchStamped through ros_gz_bridge);
-- inertials are the full tensor about the COM in the link frame (pose rotation zero).
+- inertials are the full tensor about the COM in the link frame (pose rotation zero);
+- the robot starts lying folded, as a powered-on robot and the MuJoCo rehearsal do: SDF has no initial joint
+  position that gz sim reads (//axis/initial_position is deprecated in SDF 1.8, gone in 1.10, and
+  libsdformat 12+ no longer parses it), so links are posed at the MJCF's zero and the model carries a Python
+  system (surrogait_description.gz_spawn_pose, through gz sim's PythonSystemLoader) that resets every joint to
+  the MJCF's lying pose (numeric lying_joint_pos_sdk) before the first physics step. With all joints at 0
+  the calf would start outside its own range (Go2: [-2.72, -0.84] rad), and the joint-limit constraint
+  would kick it in on the first step. The world places the folded robot just above the ground.
+
+SDF 1.9: the newest version Debian's libsdformat 12 reads, which tests/foundation/test_sdf_libsdformat.py
+parses the files with (gz sim 8 / libsdformat 14 converts 1.9 on load).
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ SDK_LEGS = ("FR", "FL", "RR", "RL")  # the SDK's leg order, the order of every l
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # ros2_ws/src/surrogait_description
 MJCF_DIR = PACKAGE_ROOT / "surrogait_description" / "mjcf"
 SDF_DIR = PACKAGE_ROOT / "sdf"
-SDF_VERSION = "1.10"
+SDF_VERSION = "1.9"
 
 # 1 ms, not the MJCF's 2 ms: MuJoCo steps the MJCF with implicitfast (joint damping taken
 # implicitly) and soft contacts; DART, gz sim's default engine, with semi-implicit Euler and rigid
@@ -49,9 +59,9 @@ ODOMETRY_RATE_HZ = 100.0
 # on massless bodies). It is taken out of the calf, so calf + foot are exactly the MJCF calf; small,
 # as the force_torque sensor reads the contact force less foot_mass * (acceleration - gravity).
 FOOT_MASS_KG = 0.01
-# SDF has no initial joint position: Gazebo starts every joint at 0 (legs straight). The robot
-# is spawned that high plus this clearance above the ground.
-SPAWN_CLEARANCE_M = 0.05
+# The folded robot is placed this far above the ground: it settles onto it in the first few steps.
+SPAWN_CLEARANCE_M = 0.01
+SPAWN_POSE_MODULE = "surrogait_description.gz_spawn_pose"  # the Python system that sets the lying pose
 ODOM_FRAME = "world"  # the frames go2_sim's ground truth uses, so the bridged message reads the same
 ODOM_CHILD_FRAME = "base_link"
 
@@ -295,7 +305,7 @@ def _imu_xml(link: ET.Element, model: mujoco.MjModel, topics: dict) -> None:
     _sub(imu, "enable_orientation", "true")
 
 
-def _plugins_xml(model_el: ET.Element, topics: dict) -> None:
+def _plugins_xml(model_el: ET.Element, topics: dict, spawn_pose: dict[str, float]) -> None:
     publisher = _sub(model_el, "plugin", filename="gz-sim-joint-state-publisher-system",
                      name="gz::sim::systems::JointStatePublisher")
     _sub(publisher, "topic", topics["joint_states"])
@@ -308,6 +318,11 @@ def _plugins_xml(model_el: ET.Element, topics: dict) -> None:
         force = _sub(model_el, "plugin", filename="gz-sim-apply-joint-force-system",
                      name="gz::sim::systems::ApplyJointForce")
         _sub(force, "joint_name", joint)
+    # Before the first physics step: every joint to the lying pose (module docstring; gz_spawn_pose).
+    spawn = _sub(model_el, "plugin", filename="gz-sim-python-system-loader-system",
+                 name="gz::sim::systems::PythonSystemLoader")
+    _sub(spawn, "module_name", SPAWN_POSE_MODULE)
+    _sub(spawn, "initial_joint_positions", " ".join(f"{joint} {_num(q)}" for joint, q in spawn_pose.items()))
     odometry = _sub(model_el, "plugin", filename="gz-sim-odometry-publisher-system",
                     name="gz::sim::systems::OdometryPublisher")
     _sub(odometry, "odom_frame", ODOM_FRAME)
@@ -358,7 +373,7 @@ def model_sdf(robot: str) -> str:
             _joint_xml(model_el, model, body, velocity_limits)
         if body in feet:
             _foot_xml(model_el, model, topics, body, feet[body])
-    _plugins_xml(model_el, topics)
+    _plugins_xml(model_el, topics, lying_joint_positions(model))
     return _document(root)
 
 
@@ -378,15 +393,43 @@ def model_config(robot: str) -> str:
 # ---------------------------------------------------------------- the world
 
 
-def spawn_height(model: mujoco.MjModel) -> float:
-    """Base height at which the robot, all joints at 0 as Gazebo starts them, clears the ground."""
+def lying_joint_positions(model: mujoco.MjModel) -> dict[str, float]:
+    """{MJCF joint name: rad}: the lying pose (numeric lying_joint_pos_sdk, SDK order = actuator order)."""
+    return dict(zip(actuated_joints(model), (float(q) for q in _numeric(model, "lying_joint_pos_sdk")), strict=True))
+
+
+def lowest_point(model: mujoco.MjModel, joint_positions: dict[str, float], base_height: float = 0.0) -> float:
+    """Height of the robot's lowest collision surface with its base level at `base_height` and the joints at
+    `joint_positions` (the others at 0)."""
     data = mujoco.MjData(model)
     data.qpos[:] = 0.0
-    data.qpos[3] = 1.0
+    data.qpos[2], data.qpos[3] = base_height, 1.0
+    for name, q in joint_positions.items():
+        data.qpos[model.jnt_qposadr[model.joint(name).id]] = q
     mujoco.mj_kinematics(model, data)
-    lowest = min(data.site_xpos[model.site(f"{leg}_foot").id][2] - model.geom(f"{leg}_foot").size[0]
-                 for leg in SDK_LEGS)
-    return round(-lowest + SPAWN_CLEARANCE_M, 3)
+    lowest = np.inf
+    for geom in range(model.ngeom):
+        if not _collides(model, geom):
+            continue
+        z, rot, size = data.geom_xpos[geom][2], data.geom_xmat[geom].reshape(3, 3), model.geom_size[geom]
+        kind = mujoco.mjtGeom(int(model.geom_type[geom]))
+        if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+            bottom = z - size[0]
+        elif kind == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            bottom = z - abs(rot[2, 2]) * size[1] - size[0]
+        elif kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+            bottom = z - abs(rot[2, 2]) * size[1] - size[0] * np.sqrt(max(0.0, 1.0 - rot[2, 2] ** 2))
+        elif kind == mujoco.mjtGeom.mjGEOM_BOX:
+            bottom = z - float(np.abs(rot[2]) @ size)
+        else:
+            raise ValueError(f"geom {model.geom(geom).name or geom}: no lowest point for type {kind}")
+        lowest = min(lowest, bottom)
+    return float(lowest)
+
+
+def spawn_height(model: mujoco.MjModel) -> float:
+    """Base height at which the robot, lying folded as the spawn-pose system puts it, clears the ground."""
+    return round(-lowest_point(model, lying_joint_positions(model)) + SPAWN_CLEARANCE_M, 3)
 
 
 def world_sdf(robot: str) -> str:

@@ -312,7 +312,11 @@ class PolicyNode(Node):
                 if p.foot_force_units == "raw" else (None, "")
             report = run_preflight(capture, self.preflight_limits, robot=p.robot, foot_force_units=p.foot_force_units,
                                    calibration=calibration, calibration_problem=problem)
-            (self.get_logger().info if report.passed else self.get_logger().warn)("pre-flight:\n" + report.table())
+            # One call site per severity (rclpy 7 raises when one site logs at a second severity).
+            if report.passed:
+                self.get_logger().info("pre-flight:\n" + report.table())
+            else:
+                self.get_logger().warning("pre-flight:\n" + report.table())
             self.controller.on_preflight(report, time.monotonic())
             return report
 
@@ -382,8 +386,15 @@ class PolicyNode(Node):
 
     def _log_events(self) -> None:
         events = self.controller.events
+        logger = self.get_logger()
         for _, what in events[self._events_logged:]:
-            (self.get_logger().warn if "DAMP" in what else self.get_logger().info)(what)
+            # One call site per severity: rclpy's logger keeps a context per call site (code position)
+            # and Jazzy's rclpy 7 raises when one site logs at a second severity, which would kill the node
+            # at its first DAMP after an INFO event (Kilted's deprecated `warn` wrapper hid that).
+            if "DAMP" in what:
+                logger.warning(what)
+            else:
+                logger.info(what)
         self._events_logged = len(events)
 
     def _publish_diagnostics(self) -> None:

@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         say("  no session was recorded; no report")
         return exit_code or 1
     files = RunFiles(session=recorded.session, sim_log=_existing(recorded.sim_log), timing=_existing(recorded.timing),
-                     fault_log=_existing(recorded.fault_log), video=_existing(recorded.video))
+                     fault_log=_existing(recorded.fault_log), video=_existing(recorded.video),
+                     recording=_existing(recorded.recording))
     info = {"run": run_dir.name, "robot": args.robot, "simulator": args.simulator, "policy_path": str(policy),
             "policy_source": policy_source,
             "processes": [c.name for c in group.children],

@@ -28,6 +28,7 @@ class RunFiles:
     timing: Path | None = None
     fault_log: Path | None = None
     video: Path | None = None
+    recording: Path | None = None  # the session recorder's MCAP file
 
 
 def _rmse(a: np.ndarray) -> float:
@@ -420,6 +421,10 @@ def _markdown(run_dir: Path, m: dict, plots: dict[str, Path], files: RunFiles) -
         lines += [f"### {title}", "", f"![{title}]({path.relative_to(run_dir)})", ""]
     if files.video and files.video.is_file():
         lines += ["## Video", "", f"[{files.video.name}]({files.video.name}) (offscreen MuJoCo rendering)", ""]
+    if files.recording and files.recording.is_file():
+        lines += ["## Session log", "", f"[{files.recording.name}]({files.recording.name}): every topic of the session "
+                  "and the robot's wire (LowState, LowCmd), as an MCAP file that Foxglove Studio and PlotJuggler "
+                  "open like a rosbag2 recording (the session recorder's, surrogait_recorder).", ""]
     lines += ["## Files", "", "- `metrics.json`: every number above", "- `session.npz`: the recorded session",
               "- `logs/`: each process's output", ""]
     return "\n".join(lines)

@@ -8,6 +8,7 @@ the monitor owns the link:
     policy node --LowCmd--> [policy port] gateway [robot socket] --LowCmd--> robot 192.168.123.10:8007
     policy node <-LowState-                       <-LowState--
     estimator   <-LowState- (a copy, to the estimator port)
+    recorder    <-LowState and LowCmd- (a copy of what the robot sent and was sent, to the recorder port)
 
 Every LowCmd from the policy node is judged before it is forwarded (`judge`, given by the node):
 the packet itself or a damping packet instead. LowStates are forwarded at once, before anything
@@ -38,6 +39,10 @@ class GatewayAddresses:
     robot_local_port: int = go1_wire.LOCAL_PORT  # the gateway's socket towards the robot
     policy_port: int = go1_wire.MONITOR_POLICY_PORT  # where the policy node sends (127.0.0.1)
     estimator_port: int = go1_wire.ESTIMATOR_LOWSTATE_PORT  # 0 = forward no LowState to an estimator
+    # Nobody else sees a point-to-point link: the session recorder (surrogait_recorder) gets a copy of every
+    # LowState from the robot and every LowCmd sent to it, after they went on (0 = none; nobody listening costs
+    # one local datagram each, no error: an unconnected UDP socket is not told of a closed port).
+    recorder_port: int = go1_wire.RECORDER_PORT
 
 
 @dataclasses.dataclass
@@ -79,6 +84,7 @@ class Go1Gateway:
         self._policy.setblocking(False)
         self._robot.setblocking(False)
         self._policy_peer: tuple[str, int] | None = None  # the policy node's address: LowStates go back there
+        self._recorder = ("127.0.0.1", addresses.recorder_port) if addresses.recorder_port else None
         self._send_lock = threading.Lock()
         self.last_robot_send_s: float | None = None  # monotonic
         self.last_lowstate_s: float | None = None
@@ -108,6 +114,14 @@ class Go1Gateway:
             self.last_robot_send_s = time.monotonic()
             if own:
                 self.counts.own_sent += 1
+            self._copy_to_recorder(packet)
+
+    def _copy_to_recorder(self, packet: bytes) -> None:
+        if self._recorder is not None:
+            try:
+                self._policy.sendto(packet, self._recorder)
+            except OSError:
+                pass  # a full socket buffer: the recording misses a packet, the robot misses nothing
 
     def _run(self) -> None:
         sockets = [self._robot, self._policy]
@@ -130,6 +144,7 @@ class Go1Gateway:
                 self._policy.sendto(packet, self._policy_peer)
             if estimator is not None:
                 self._policy.sendto(packet, estimator)
+            self._copy_to_recorder(packet)
             self.counts.lowstate_forwarded += 1
             self.last_lowstate_s = now
             self._on_lowstate(packet, now)

@@ -40,6 +40,9 @@ class SafetyMonitorParams:
     allow_lowstate_without_crc: bool = param(False, "go2: judge rt/lowstate samples whose CRC fails: ONLY for a "
                                                     "simulator that leaves LowState's crc unset; never on the robot")
     diagnostics_period_s: float = param(1.0, "period of the monitor's /diagnostics (latched state, input issues), s")
+    udp_record_port: int = param(go1_wire.RECORDER_PORT, "go1: every LowState from the robot and every LowCmd "
+                                                          "sent to it is also copied to 127.0.0.1 at this port, "
+                                                          "for the session recorder (0 = none)")
     check_rate_hz: float = param(200.0, "rate of the checks, Hz (20..2000, at least the policy's control rate)")
     realtime_priority: int = param(0, "SCHED_FIFO priority of the process, 1..99 (0 = normal scheduling; needs "
                                       "root or CAP_SYS_NICE)")
@@ -59,11 +62,12 @@ class SafetyMonitorParams:
             if (problem := udp_peer_problem(self.network_interface, self.udp_robot_ip)) is not None:
                 raise ParamError(f"parameters 'network_interface' / 'udp_robot_ip': {problem}")
             ports = {"udp_robot_port": self.udp_robot_port, "udp_robot_local_port": self.udp_robot_local_port,
-                     "udp_policy_port": self.udp_policy_port, "udp_estimator_port": self.udp_estimator_port}
+                     "udp_policy_port": self.udp_policy_port, "udp_estimator_port": self.udp_estimator_port,
+                     "udp_record_port": self.udp_record_port}
             for name, port in ports.items():
-                if not (0 if name == "udp_estimator_port" else 1) <= port <= 65535:
+                if not (0 if name in ("udp_estimator_port", "udp_record_port") else 1) <= port <= 65535:
                     raise ParamError(f"parameter {name!r} must be a UDP port 1..65535, got {port!r}")
-            if self.udp_policy_port in (self.udp_estimator_port, self.udp_robot_local_port):
+            if self.udp_policy_port in (self.udp_estimator_port, self.udp_robot_local_port, self.udp_record_port):
                 raise ParamError(f"parameter 'udp_policy_port' {self.udp_policy_port} is also used for another "
                                  "socket of the gateway: give each its own port")
         if not 0 <= self.dds_domain <= 232:

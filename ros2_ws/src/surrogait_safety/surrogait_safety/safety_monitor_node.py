@@ -183,7 +183,7 @@ class SafetyMonitorNode(Node):
         self._damping_packet = go1_wire.damping_lowcmd(self.th.damping_kd)
         self._latest_lowstate: tuple[bytes, float] | None = None  # set by the gateway thread
         addresses = GatewayAddresses(p.udp_robot_ip, p.udp_robot_port, p.udp_robot_local_port, p.udp_policy_port,
-                                     p.udp_estimator_port)
+                                     p.udp_estimator_port, p.udp_record_port)
         bind_ip = "" if p.udp_robot_ip.startswith("127.") else (interface_ipv4(p.network_interface) or "")
         self.gateway = Go1Gateway(addresses, self._judge_go1_lowcmd, self._on_go1_lowstate, self._damping_packet,
                                   bind_ip)

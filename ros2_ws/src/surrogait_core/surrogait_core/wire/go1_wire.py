@@ -56,6 +56,7 @@ LOCAL_PORT = 8080
 MONITOR_POLICY_PORT = 8017  # the monitor's "robot" for the policy node (127.0.0.1)
 POLICY_LOCAL_PORT = 8081  # the policy node's SDK socket
 ESTIMATOR_LOWSTATE_PORT = 8019  # where the monitor forwards LowState for the estimator (127.0.0.1)
+RECORDER_PORT = 8021  # where the monitor copies every LowState it gets and LowCmd it sends, for the session recorder
 
 LOWCMD_LENGTH = 614
 LOWSTATE_LENGTH = 807

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from surrogait_rehearsal.harness.nodes import REPO_ROOT
 
-SDF_DIR = REPO_ROOT / "ros2_ws" / "src" / "surrogait_description" / "sdf"
+DESCRIPTION_PACKAGE = REPO_ROOT / "ros2_ws" / "src" / "surrogait_description"  # its gz_spawn_pose module
+SDF_DIR = DESCRIPTION_PACKAGE / "sdf"
 WORLD = SDF_DIR / "worlds" / "go2_flat.sdf"
 MODELS = SDF_DIR / "models"  # `model://go2` in the world resolves here (GZ_SIM_RESOURCE_PATH)
 ROS_GZ_BRIDGE_CONFIG = REPO_ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "config" / "gazebo" / "ros_gz_bridge.yaml"
@@ -75,6 +76,9 @@ def gazebo_commands() -> dict[str, list[str]]:
 
 
 def gazebo_environment(domain: int) -> dict[str, str]:
-    """Where gz finds the model, and Gazebo transport kept on this machine and apart from other rehearsals."""
+    """Where gz finds the model and its spawn-pose system (a Python module gz sim's embedded Python imports),
+    and Gazebo transport kept on this machine and apart from other rehearsals."""
     resource = os.pathsep.join(filter(None, [str(MODELS), os.environ.get("GZ_SIM_RESOURCE_PATH", "")]))
-    return {"GZ_SIM_RESOURCE_PATH": resource, "GZ_IP": "127.0.0.1", "GZ_PARTITION": f"surrogait_{domain}"}
+    python_path = os.pathsep.join(filter(None, [str(DESCRIPTION_PACKAGE), os.environ.get("PYTHONPATH", "")]))
+    return {"GZ_SIM_RESOURCE_PATH": resource, "PYTHONPATH": python_path, "GZ_IP": "127.0.0.1",
+            "GZ_PARTITION": f"surrogait_{domain}"}

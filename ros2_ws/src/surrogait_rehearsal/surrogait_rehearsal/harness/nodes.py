@@ -47,6 +47,9 @@ NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
              PACKAGES / "surrogait_safety/config/safety_monitor.yaml", False),
     NodeSpec("policy_node", "surrogait_policy.policy_node", PACKAGES / "surrogait_policy/config/policy_node.yaml",
              True),
+    # Every session's MCAP file (surrogait_recorder), as the launch files start it beside the stack.
+    NodeSpec("session_recorder", "surrogait_recorder.session_recorder_node",
+             PACKAGES / "surrogait_recorder/config/session_recorder.yaml", False),
 )}
 # The robot's own stack, as launch/<robot>_robot.launch.py starts it (and every rehearsal beside its simulator).
 DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
@@ -70,13 +73,14 @@ class Go1Ports:
     policy_local: int  # the policy node's SDK socket (8081)
     estimator: int  # where the gateway forwards LowState for the estimator (8019)
     tap: int  # the simulator's copy of its traffic, for an observer (rehearsal only)
+    recorder: int  # where the gateway copies every packet for the session recorder (8021)
 
 
 def go1_ports(domain: int) -> Go1Ports:
     """Ports derived from the rehearsal's ROS domain, so that rehearsals on different domains never collide
     (and none uses the robot's own 8007/8080, which a vendor tool on this machine may hold)."""
     base = 21000 + 10 * domain
-    return Go1Ports(base, base + 1, base + 2, base + 3, base + 4, base + 5)
+    return Go1Ports(base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6)
 
 
 # The rehearsal's simulators report foot force in newtons (a real robot: raw sensor counts, the nodes' built-in
@@ -87,7 +91,7 @@ SIMULATED_FOOT_FORCE = {"foot_force_units": "newtons"}
 def _go2_link(domain: int) -> dict[str, dict]:
     """unitree_sdk2 DDS: every process on DDS domain `domain`, on loopback."""
     link = {"dds_domain": domain, "network_interface": "lo"}
-    nodes = {name: dict(link) for name in ("go2_sim", "gazebo_bridge", *DEPLOYMENT_NODES)}
+    nodes = {name: dict(link) for name in ("go2_sim", "gazebo_bridge", *DEPLOYMENT_NODES, "session_recorder")}
     for name in ("policy_node", "estimator_node"):
         nodes[name].update(SIMULATED_FOOT_FORCE)
     return nodes
@@ -100,10 +104,12 @@ def _go1_link(domain: int) -> dict[str, dict]:
         "go1_sim": {"udp_host": "127.0.0.1", "udp_port": ports.robot, "udp_tap_port": ports.tap},
         "safety_monitor": {"robot": "go1", "network_interface": "lo", "udp_robot_ip": "127.0.0.1",
                            "udp_robot_port": ports.robot, "udp_robot_local_port": ports.monitor_robot_side,
-                           "udp_policy_port": ports.policy, "udp_estimator_port": ports.estimator},
+                           "udp_policy_port": ports.policy, "udp_estimator_port": ports.estimator,
+                           "udp_record_port": ports.recorder},
         "policy_node": {"robot": "go1", "network_interface": "lo", "udp_peer_ip": "127.0.0.1",
                         "udp_peer_port": ports.policy, "udp_local_port": ports.policy_local, **SIMULATED_FOOT_FORCE},
         "estimator_node": {"robot": "go1", "udp_lowstate_port": ports.estimator, **SIMULATED_FOOT_FORCE},
+        "session_recorder": {"robot": "go1", "udp_record_port": ports.recorder},
     }
 
 
@@ -123,11 +129,12 @@ REHEARSAL_ROBOTS: dict[str, RehearsalRobot] = {robot.name: robot for robot in (
     RehearsalRobot("go2", "go2_sim",
                    {"go2_sim": "Go2 simulator:", "gz_standin": "Gazebo stand-in:", "gazebo_bridge": "Gazebo bridge:",
                     "estimator_node": "state estimator for go2", "safety_monitor": "watching rt/lowstate",
-                    "policy_node": "unitree_sdk2 DDS domain"},
+                    "policy_node": "unitree_sdk2 DDS domain", "session_recorder": "session recorder: writing"},
                    _go2_link, lambda domain: f"DDS domain {domain} on lo", gazebo=True),
     RehearsalRobot("go1", "go1_sim",
                    {"go1_sim": "Go1 simulator:", "estimator_node": "state estimator for go1",
-                    "safety_monitor": "gateway ", "policy_node": "unitree_legged_sdk UDP link to"},
+                    "safety_monitor": "gateway ", "policy_node": "unitree_legged_sdk UDP link to",
+                    "session_recorder": "session recorder: writing"},
                    _go1_link, lambda domain: f"Go1 UDP on 127.0.0.1 ports {go1_ports(domain).robot}..",
                    gazebo=False),
 )}

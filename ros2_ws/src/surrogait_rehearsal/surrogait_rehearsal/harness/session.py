@@ -103,6 +103,10 @@ class SessionFiles:
     def timing(self) -> Path:
         return self.folder / "policy_timing.npz"  # the policy node's control loop timing
 
+    @property
+    def recording(self) -> Path:
+        return self.folder / "session.mcap"  # the session recorder's: topics and wire, for Foxglove / PlotJuggler
+
 
 @dataclasses.dataclass(frozen=True)
 class SessionConfig:
@@ -121,6 +125,7 @@ class SessionConfig:
     sim_log: bool = True  # the simulator records its ground truth (SessionFiles.sim_log)
     video: bool = False  # the simulator renders the robot (SessionFiles.video)
     timing_log: bool = False  # the policy node records its control loop's timing (SessionFiles.timing)
+    record: bool = True  # the session recorder writes SessionFiles.recording (as the launch files start it)
     niceness: int | None = REHEARSAL_NICENESS  # every process's, where permitted
     realtime_priority: int = 0  # SCHED_FIFO every process starts under (each node then sets its own from YAML)
     operator_name: str = "surrogait_operator"
@@ -173,10 +178,12 @@ class Session:
             "safety_monitor": {"fault_log_path": str(f.fault_log), "policy_path": str(self.policy)},
             "policy_node": {"policy_path": str(self.policy),
                             **({"timing_log_path": str(f.timing)} if c.timing_log else {})},
+            "session_recorder": {"output_path": str(f.recording), "policy_path": str(self.policy),
+                                 "attach_files": str(f.fault_log)},
             rehearsal_robot(c.robot).sim_node: recordings,
         }
-        return {name: {**link.get(name, {}), **own.get(name, {}), **c.params.get(name, {})}
-                for name in self.node_names}
+        names = (*self.node_names, *(("session_recorder",) if c.record else ()))
+        return {name: {**link.get(name, {}), **own.get(name, {}), **c.params.get(name, {})} for name in names}
 
     def start(self) -> list[str]:
         """Bring the rehearsal up as the launch file does: the simulator side, then (once the operator has its
@@ -192,6 +199,8 @@ class Session:
         if self.operator is None:
             self.operator = Operator(c.domain, log=self.log, name=c.operator_name)
         params = self.node_params()
+        if c.record:
+            self._start_recorder(params["session_recorder"])
         if commands:
             self.group.env.update(gazebo_environment(c.domain))
             for name, argv in commands.items():
@@ -212,6 +221,11 @@ class Session:
         for name in self.node_names[len(self.simulator_nodes):]:
             self._start_node(name, params[name])
         return self.started
+
+    def _start_recorder(self, params: dict) -> None:
+        """The session recorder, first: it only listens, and then the file holds the session from its start."""
+        self.files.recording.unlink(missing_ok=True)
+        self._start_node("session_recorder", params)
 
     def _start_node(self, name: str, params: dict) -> None:
         if name in self.config.stand_ins:

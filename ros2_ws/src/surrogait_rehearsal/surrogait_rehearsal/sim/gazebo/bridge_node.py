@@ -223,7 +223,8 @@ class GazeboBridgeNode(Node):
                 self.applied_tau = pd_torques(self.gate.latest(), joints.pos, joints.vel, limit)
                 self.forces.publish(self.applied_tau)
                 if stale_since_logged is not None:
-                    self.get_logger().info("Gazebo state is fresh: motor PD running, rt/lowstate published")
+                    up = interfaces.GAZEBO_BRIDGE_UP_LINE  # the Gazebo launch file starts the nodes on it
+                    self.get_logger().info(f"{up}: motor PD running, rt/lowstate published")
                     stale_since_logged = None
                 if lowstate_due and enabled:
                     msg = self.wire.writer.fill(self.state.readout(self.applied_tau), tick_ms(joints.stamp_s), remote)
