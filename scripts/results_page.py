@@ -497,6 +497,10 @@ def skills(d: dict) -> Iterator[Row]:
             if c["terrain"] == "flat":
                 parts.append(f"flat {'WALKS' if c['walks'] else 'does not walk'} ({c['falls']}/{c['episodes']} falls, "
                              f"vx {f3(c.get('vx_rmse'))})")
+            elif c["terrain"] == "stand":
+                parts.append(f"told to stand {'holds' if c.get('stands') else 'does not hold'} "
+                             f"({c['falls']}/{c['episodes']} falls, |vx| {f3(c.get('vx_rmse'))}, "
+                             f"|vy| {f3(c.get('vy_rmse'))})")
             else:
                 crossed = c.get("crossed_rate")
                 parts.append(f"{c['terrain']} crossed {'–' if crossed is None else f'{crossed * 100:.0f} %'}")

@@ -35,7 +35,8 @@ def test_the_fault_suite_gives_every_node_its_packages_file_and_only_the_session
     config = scenario_config(tmp_path / "suite", domain=45, policy_path=shipped_policy_path(robot), robot=robot)
     assert config.params_files, "the suite's nodes read their packages' parameters files"
     suite = parameters_files(config, tmp_path / "suite_config")
-    assert set(suite) == {f"{robot}_sim", "estimator_node", "safety_monitor", "policy_node"}, "the robot's whole stack"
+    assert set(suite) == {f"{robot}_sim", "estimator_node", "safety_monitor", "policy_node", "session_recorder"}, \
+        "the robot's whole stack, recorded"
     for name, params in suite.items():
         assert beyond_the_session(name, params) == {}, name
         assert set(package_params(name)) <= set(params), f"{name}: every parameter of its package's file is given"

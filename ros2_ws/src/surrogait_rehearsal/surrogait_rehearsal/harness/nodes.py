@@ -58,8 +58,10 @@ DEPLOYMENT_NODES = ("estimator_node", "safety_monitor", "policy_node")
 SESSION_PARAMS = frozenset({
     "robot", "dds_domain", "network_interface", "udp_host", "udp_port", "udp_tap_port", "udp_robot_ip",
     "udp_robot_port", "udp_robot_local_port", "udp_policy_port", "udp_estimator_port", "udp_peer_ip",
-    "udp_peer_port", "udp_local_port", "udp_lowstate_port", "policy_path", "fault_log_path", "log_path",
-    "video_path", "timing_log_path",
+    "udp_peer_port", "udp_local_port", "udp_lowstate_port", "udp_record_port", "policy_path", "fault_log_path",
+    "log_path", "video_path", "timing_log_path", "output_path", "attach_files",
+    # what the wire's foot sensors report: a simulator newtons, a real robot raw counts (the packages' default)
+    "foot_force_units",
 })
 
 
