@@ -8,8 +8,8 @@
     make demo DEMO_ARGS="--terrain rough --switch-gait pace"   (the shipped multi-gait policy, no training)
 
 1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
-   --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies the
-   newest six through the demo's session against the safety monitor's thresholds
+   --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies six
+   spread over the run through the demo's session against the safety monitor's thresholds
    (surrogait_train.preflight) and exports the cleared one that tracks best as <run dir>/policy.onnx
    (the results: <run dir>/preflight.json) — skipped with --use-shipped-policy or --policy;
 2. rehearses it: `python -m surrogait_rehearsal.demo --policy <run dir>/policy.onnx` (run in this
@@ -29,11 +29,14 @@ from pathlib import Path
 
 from surrogait_rehearsal import demo as rehearsal
 
-# A 120 s demo training reaches 136-177 iterations on 2 cores, and from ~100 on its policies swing from one
+# A 120 s demo training reaches 115-177 iterations on 2 cores, and from ~100 on its policies swing from one
 # 5-iteration snapshot to the next between cleared and not (bench/results/demo_training_preflight_every5.md).
-# The pre-flight flies the newest six (30 iterations back), ~6 s each.
+# The residual recipe walks after 20-30 iterations, and a long run can slide after that (docs/training-log.md,
+# 2026-12-04): so the pre-flight flies six snapshots spread over the run from iteration 20 on, newest
+# included, not the newest six; ~6 s each.
 SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
+FIRST_CANDIDATE_ITERATION = 20
 WALK_EPISODES = 16  # the eval's held-out commands, 8 s each: ~10 s on 2 cores
 STAND_RMSE_M_S = 0.05  # told to stand: |vx| and |vy| RMSE at most this (issue 34's target)
 
@@ -62,9 +65,10 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
                      config_path=default_config_path(f"{robot}_trot"), run_dir=training_dir,
                      progress=True, snapshot_every=SNAPSHOT_EVERY)
     trained_s = time.monotonic() - start
-    candidates = snapshots(training_dir)[:PREFLIGHT_CANDIDATES]
+    candidates = spread_over_the_run(snapshots(training_dir))
     session = [SessionStep(s.duration_s, s.command) for s in rehearsal.demo_segments(quick)]
-    say(f"surrogait demo: pre-flight of the newest {len(candidates)} snapshots: the demo's session on 16 robots "
+    say(f"surrogait demo: pre-flight of {len(candidates)} snapshots (iterations "
+        f"{', '.join(str(it) for it, _ in candidates)}): the demo's session on 16 robots "
         "against the safety monitor's thresholds (surrogait_train.preflight)")
     chosen, results = best_cleared(
         [path for _, path in candidates], session,
@@ -82,6 +86,17 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
     say(f"surrogait demo: the trained policy {judged}")
     return out.resolve(), (f"trained here for {budget_s:.0f} s ({trained_s:.0f} s with export); iteration {iteration}, "
                            f"{verdict} the pre-flight: {results[chosen].summary()}; {judged}")
+
+
+def spread_over_the_run(found: list[tuple[int, Path]], count: int = PREFLIGHT_CANDIDATES,
+                        first_iteration: int = FIRST_CANDIDATE_ITERATION) -> list[tuple[int, Path]]:
+    """`count` of a run's (iteration, path) snapshots (newest first), evenly spaced from the newest back to
+    `first_iteration` (all of them when there are fewer; the newest alone when none is that late)."""
+    eligible = [s for s in found if s[0] >= first_iteration] or found[:1]
+    if len(eligible) <= count:
+        return eligible
+    picks = sorted({round(k * (len(eligible) - 1) / (count - 1)) for k in range(count)})
+    return [eligible[i] for i in picks]
 
 
 def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> str:

@@ -3,6 +3,7 @@ cleared only when no robot falls and every safety rule's peak stays under 0.9 of
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from surrogait_core.robot_spec import load_robot_spec
@@ -10,7 +11,7 @@ from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_train.env import make_contract
 from surrogait_train.export import export_onnx
 from surrogait_train.networks import Actor
-from surrogait_train.preflight import PREFLIGHT_CEILING, SessionStep, best_cleared, preflight
+from surrogait_train.preflight import PREFLIGHT_CEILING, PreflightResult, SessionStep, best_cleared, preflight
 
 SHIPPED = "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
 WALK = [SessionStep(2.0, (0.5, 0.0, 0.0)), SessionStep(1.0, (0.0, 0.0, 0.0))]
@@ -55,3 +56,22 @@ def test_the_choice_is_the_cleared_policy_that_tracks_best_else_the_closest(tiny
     assert chosen == 1 and flown == [0, 1] and results[1].cleared and not results[0].cleared
     chosen, results = best_cleared([flail, flail], WALK, robots=4)
     assert chosen == 0 and not any(r.cleared for r in results)
+
+
+def test_a_good_tracker_holds_both_its_speed_and_its_heading():
+    def flown(vx_rmse: float, yaw_rate_rmse: float) -> PreflightResult:
+        return PreflightResult(policy="p", robots=4, session_s=3.0, falls=0, joint_speed=0.5, joint_speed_joint="j",
+                               joint_speed_by_joint={}, joint_speed_rms_by_joint={}, commanded_torque=0.5,
+                               commanded_torque_joint="j", motor_saturation=0.0, tilt=0.3, vx_rmse=vx_rmse,
+                               yaw_rate_rmse=yaw_rate_rmse)
+
+    # against the eval's bounds (0.15 m/s, 0.2 rad/s): a policy that keeps its speed but spins tracks worse
+    spinning, steady = flown(0.05, 0.40), flown(0.12, 0.10)
+    assert spinning.tracking == pytest.approx(2.0) and steady.tracking == pytest.approx(0.8)
+    assert steady.tracking < spinning.tracking
+
+
+def test_the_shipped_policy_is_flown_with_its_yaw_rate_error_measured():
+    result = preflight(SHIPPED, [SessionStep(2.0, (0.5, 0.0, 0.5))], robots=2)
+    assert 0.0 < result.yaw_rate_rmse < 0.5, result.summary()
+    assert "yaw-rate RMSE" in result.summary()

@@ -26,6 +26,7 @@ from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.conditions import EvalCondition
 from surrogait_train.config import EnvConfig
+from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE
 from surrogait_train.state import robot_state_from_mujoco
 from surrogait_train.symmetry import left_right_imbalance
 
@@ -58,6 +59,7 @@ class PreflightResult:
     motor_saturation: float  # the longest run of a motor at its estimated-torque threshold / the time it may last
     tilt: float
     vx_rmse: float  # m/s, over the session after its first second, robots that did not fall
+    yaw_rate_rmse: float = 0.0  # rad/s, the same samples
     ceiling: float = PREFLIGHT_CEILING
 
     @property
@@ -71,6 +73,12 @@ class PreflightResult:
         return left_right_imbalance(self.joint_speed_rms_by_joint)
 
     @property
+    def tracking(self) -> float:
+        """The worse of vx and yaw-rate RMSE as a fraction of the eval's WALKS bound (<= 1: tracks as walking
+        asks). A policy that holds its speed but spins is not a good tracker."""
+        return max(self.vx_rmse / WALK_VX_RMSE, self.yaw_rate_rmse / WALK_YAW_RMSE)
+
+    @property
     def cleared(self) -> bool:
         return self.falls == 0 and self.worst <= self.ceiling
 
@@ -79,7 +87,7 @@ class PreflightResult:
         return (f"{verdict}: falls {self.falls}/{self.robots}, of the monitor's thresholds: joint speed "
                 f"{self.joint_speed:.2f} ({self.joint_speed_joint}), commanded torque {self.commanded_torque:.2f} "
                 f"({self.commanded_torque_joint}), motor saturation {self.motor_saturation:.2f}, tilt {self.tilt:.2f}; "
-                f"vx RMSE {self.vx_rmse:.3f} m/s")
+                f"vx RMSE {self.vx_rmse:.3f} m/s, yaw-rate RMSE {self.yaw_rate_rmse:.3f} rad/s")
 
     def as_dict(self) -> dict:
         ratio, joint = self.left_right_imbalance
@@ -129,7 +137,7 @@ def preflight(
     saturated_s = np.zeros((robots, 12))
     longest_saturated_s = 0.0
     tilt = 0.0
-    vx_err2, vx_count = 0.0, 0
+    vx_err2, yaw_err2, vx_count = 0.0, 0.0, 0
     speed2_sum, speed_count = np.zeros(12), 0
     state = env.state
     for t, cmd in enumerate(commands):
@@ -169,6 +177,7 @@ def preflight(
             speed_count += int(alive.sum()) * substeps
             err = state.base_lin_vel_b.numpy()[alive, 0] - cmd[0]
             vx_err2 += float(np.sum(err**2))
+            yaw_err2 += float(np.sum((state.base_ang_vel_b.numpy()[alive, 2] - cmd[2]) ** 2))
             vx_count += int(alive.sum())
     env.close()
     names = contract.joint_names
@@ -181,16 +190,17 @@ def preflight(
                                   for name, v in zip(names, np.sqrt(speed2_sum / max(speed_count, 1)), strict=True)},
         commanded_torque=float(torque_cmd.max()), commanded_torque_joint=names[int(torque_cmd.argmax())],
         motor_saturation=longest_saturated_s / th.tau_est_persist_s, tilt=tilt,
-        vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))),
+        vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))), yaw_rate_rmse=float(np.sqrt(yaw_err2 / max(vx_count, 1))),
     )  # fmt: skip
 
 
 def best_cleared(
     candidates: Sequence[Path], session: Sequence[SessionStep], robots: int = 16, report=None
 ) -> tuple[int, list[PreflightResult]]:
-    """Pre-flight every candidate; returns the index of the cleared one that tracks the velocity best
-    (lowest vx RMSE), or, when none is cleared, of the one that came closest (fewest falls, then the lowest
-    worst peak), and every result. `report(i, result)` follows each flight.
+    """Pre-flight every candidate; returns the index of the cleared one that tracks the command best
+    (the lowest `tracking`: vx and yaw rate against the eval's bounds), or, when none is cleared, of the one
+    that came closest (fewest falls, then the lowest worst peak), and every result.
+    `report(i, result)` follows each flight.
     """
     results: list[PreflightResult] = []
     for i, path in enumerate(candidates):
@@ -199,5 +209,5 @@ def best_cleared(
             report(i, results[-1])
     cleared = [i for i, r in enumerate(results) if r.cleared]
     if cleared:
-        return min(cleared, key=lambda i: results[i].vx_rmse), results
+        return min(cleared, key=lambda i: results[i].tracking), results
     return min(range(len(results)), key=lambda i: (results[i].falls, results[i].worst)), results
