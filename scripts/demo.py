@@ -91,8 +91,8 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
 def spread_over_the_run(found: list[tuple[int, Path]], count: int = PREFLIGHT_CANDIDATES,
                         first_iteration: int = FIRST_CANDIDATE_ITERATION) -> list[tuple[int, Path]]:
     """`count` of a run's (iteration, path) snapshots (newest first), evenly spaced from the newest back to
-    `first_iteration` (all of them when there are fewer; the newest alone when none is that late)."""
-    eligible = [s for s in found if s[0] >= first_iteration] or found[:1]
+    `first_iteration` (all of them when there are fewer; spread over them all when none is that late)."""
+    eligible = [s for s in found if s[0] >= first_iteration] or found
     if len(eligible) <= count:
         return eligible
     picks = sorted({round(k * (len(eligible) - 1) / (count - 1)) for k in range(count)})

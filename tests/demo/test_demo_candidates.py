@@ -23,4 +23,5 @@ def test_six_snapshots_spread_from_the_newest_back_to_iteration_20():
 
 def test_a_short_run_flies_what_it_has():
     assert [it for it, _ in demo_script.spread_over_the_run(snapshots(20, 25, 30))] == [30, 25, 20]
-    assert [it for it, _ in demo_script.spread_over_the_run(snapshots(5, 10, 15))] == [15], "the newest alone"
+    assert [it for it, _ in demo_script.spread_over_the_run(snapshots(5, 10, 15))] == [15, 10, 5], "none that late"
+    assert demo_script.spread_over_the_run([]) == []

@@ -68,8 +68,9 @@ def test_quick_demo_trains_rehearses_and_writes_its_report(tmp_path):
     assert_demo_recorded(run_dir / "session.mcap", states)
     # what it rehearsed was pre-flown through this session first, and the report says how that went
     preflown = json.loads((run_dir / "preflight.json").read_text())
-    assert preflown and all({"cleared", "falls", "joint_speed", "commanded_torque", "tilt"} <= set(r) for r in preflown)
-    assert "the pre-flight:" in report and "pre-flight of the newest" in out
+    flown_fields = {"cleared", "falls", "joint_speed", "commanded_torque", "tilt", "vx_rmse", "yaw_rate_rmse"}
+    assert preflown and all(flown_fields <= set(r) for r in preflown)
+    assert "the pre-flight:" in report and "snapshots (iterations" in out
     # and whether the trained policy walks and stands by the eval's definition, said plainly either way
     assert "by the eval's definition" in report and ("WALKS" in report or "does NOT walk" in report)
     assert "told to stand it" in report
