@@ -73,6 +73,11 @@ from surrogait_policy.sport_mode import SportModeError
 NODE_NAME = "policy_node"
 SRV_RESET = interfaces.SRV_POLICY_RESET
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+# policy/state keeps the session's recent states for late joiners, not only the newest: a listener that matches
+# after a transition (the session recorder; DDS discovery can take over a second) still gets every state in
+# order. A reader of depth 1 still gets just the newest.
+STATE_HISTORY = QoSProfile(depth=32, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                           reliability=ReliabilityPolicy.RELIABLE)
 SHUTDOWN_DAMPING_S = 0.2  # damping LowCmds streamed on exit so the motors are never left stiff
 # Loop timing in diagnostics: the last 10 s. Its percentiles run on the control thread once per
 # diagnostics period, so the window stays small enough (≈ 1 ms) not to delay the next LowCmd.
@@ -131,7 +136,7 @@ class PolicyNode(Node):
             f"{1 / command_dt_s:.0f} Hz; estimator terms: {list(contract.estimator_terms) or 'none'}"
         )
 
-        self._state_pub = self.create_publisher(String, interfaces.POLICY_STATE, LATCHED)
+        self._state_pub = self.create_publisher(String, interfaces.POLICY_STATE, STATE_HISTORY)
         self._joint_pub = self.create_publisher(JointState, interfaces.JOINT_STATES, 10)
         self._imu_pub = self.create_publisher(Imu, interfaces.IMU, 10)
         self._diag_pub = self.create_publisher(DiagnosticArray, interfaces.DIAGNOSTICS, 10)
