@@ -32,7 +32,7 @@ import torch
 from surrogait_core.policy.contract import read_contract
 from surrogait_train.api import snapshot_callback, snapshots
 from surrogait_train.config import load_config
-from surrogait_train.evaluate import EVAL_SEED, WALK_VX_RMSE, evaluate_policy
+from surrogait_train.evaluate import EVAL_SEED, STAND_RMSE_M_S, WALK_VX_RMSE, evaluate_policy
 from surrogait_train.export import export_onnx
 from surrogait_train.trainer import Trainer
 
@@ -41,7 +41,6 @@ from machine_info import describe_machine  # noqa: E402
 from provenance import git_commit  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-STAND_RMSE_M_S = 0.05  # issue 34: at a zero command |vx| and |vy| RMSE <= 0.05 m/s, no fall
 EPISODE_S = 8.0
 SELECTION_SEED = EVAL_SEED + 1  # snapshots are chosen on other episodes than the ones that judge the choice
 

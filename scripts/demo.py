@@ -38,7 +38,6 @@ SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
 FIRST_CANDIDATE_ITERATION = 20
 WALK_EPISODES = 16  # the eval's held-out commands, 8 s each: ~10 s on 2 cores
-STAND_RMSE_M_S = 0.05  # told to stand: |vx| and |vy| RMSE at most this (issue 34's target)
 
 
 def say(text: str) -> None:
@@ -104,7 +103,7 @@ def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> str:
     (the demo's minutes may not be enough: the report must say so, not let a rehearsal that completed imply it)."""
     import numpy as np
 
-    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+    from surrogait_train.evaluate import STAND_RMSE_M_S, WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
 
     walk = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0)
     stand = evaluate_policy(policy, num_episodes=4, episode_s=8.0, commands=np.zeros((4, 3)))

@@ -40,6 +40,7 @@ from surrogait_train.gaits import GAITS
 
 WALK_VX_RMSE = 0.15
 WALK_YAW_RMSE = 0.2
+STAND_RMSE_M_S = 0.05  # told to stand (a zero command): |vx| and |vy| RMSE at most this, no fall (issue 34)
 EVAL_SEED = 10_000  # training seeds are small integers; evaluation uses its own
 
 

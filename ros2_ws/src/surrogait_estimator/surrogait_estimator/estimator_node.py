@@ -334,12 +334,9 @@ class EstimatorNode(Node):
         except CalibrationError as e:
             response.message = f"unloaded step refused: {e}"
             return response
-        path = self._save_calibration(calibration)
-        response.success = True
-        response.message = (f"foot-force offsets {np.round(calibration.offset_counts, 1).tolist()} counts saved to "
-                            f"{path}; stand the robot up, then call {interfaces.SRV_CALIBRATE_FEET_STANDING}")
-        self.get_logger().info(response.message)
-        return response
+        return self._saved(response, calibration, lambda path: (
+            f"foot-force offsets {np.round(calibration.offset_counts, 1).tolist()} counts saved to {path}; "
+            f"stand the robot up, then call {interfaces.SRV_CALIBRATE_FEET_STANDING}"))
 
     def _on_calibrate_standing(self, _req, response):
         """Gains: the robot standing still on four feet, against the model's load on each."""
@@ -367,10 +364,15 @@ class EstimatorNode(Node):
         except (CalibrationError, ValueError) as e:
             response.message = f"standing step refused: {e}"
             return response
+        return self._saved(response, calibration, lambda path: (
+            f"foot-force gains {np.round(calibration.newtons_per_count, 3).tolist()} N/count (model "
+            f"loads {np.round(loads, 1).tolist()} N) saved to {path}: contacts from foot force"))
+
+    def _saved(self, response, calibration, saying):
+        """Save a calibration step and answer its service: success, `saying(path)`, logged."""
         path = self._save_calibration(calibration)
         response.success = True
-        response.message = (f"foot-force gains {np.round(calibration.newtons_per_count, 3).tolist()} N/count (model "
-                            f"loads {np.round(loads, 1).tolist()} N) saved to {path}: contacts from foot force")
+        response.message = saying(path)
         self.get_logger().info(response.message)
         return response
 
