@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--name", default="preflight", help="results file name in bench/results")
     args = parser.parse_args()
     machine = describe_machine()
-    segments = walk_test_segments() if args.walk_test else demo_segments(args.quick)
+    segments = walk_test_segments(5.0, stop_s=2.0) if args.walk_test else demo_segments(args.quick)
     session_name = "walk tests'" if args.walk_test else "demo's"
     session = [SessionStep(s.duration_s, s.command) for s in segments]
     rows = []

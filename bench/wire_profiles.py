@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine_info import describe_machine, machine_facts  # noqa: E402
 
+from surrogait_rehearsal.harness.session import walk_test_segments  # noqa: E402
 from surrogait_rehearsal.harness.wire_rehearsal import ProfileOutcome, rehearse_profile  # noqa: E402
 
 # (wire profile, allow_lowstate_without_crc in the stack, what the stack should do)
@@ -124,7 +125,7 @@ def main() -> int:
             print(f"[{i + 1}/{len(sessions)}] {profile} (allow CRC: {allow}), expected: {expected}", flush=True)
             workdir = root / f"{i:02d}_{profile.replace(',', '+')}{'_allow_crc' if allow else ''}"
             outcome = rehearse_profile(workdir, domain=args.domain, profile=profile, allow_without_crc=allow,
-                                       log=lambda m: None)
+                                       segments=walk_test_segments(5.0, stop_s=2.0), log=lambda m: None)
             row = summarise(outcome, expected)
             rows.append(row)
             print(f"    -> {row['verdict']}, faults {len(row['faults'])}, stood still {row['stood_still_in_walk']}, "

@@ -5,14 +5,19 @@
 
 The tests that start real processes or open DDS, ROS or UDP (a rehearsal needs the machine's real time, fixed DDS
 domains and UDP ports) run one at a time in one pytest run, in file order, as ever; the pure computations
-(training, the core's unit tests, the docs) run in a second pytest at the same time, at normal scheduling, so
-the real-time processes of a rehearsal keep their priority over them. Which half a test file belongs to is
-decided here, from its folder or what its module uses, so a new test needs no marker. The process half is
-printed as it runs; the other half's output follows once it is done.
+(training, the core's unit tests, the nodes' logic on synthetic samples, the docs) run in a second pytest at the
+same time, at the lowest CPU priority (nice 19): the rehearsal's real-time processes preempt them anyway, and so
+do its ordinary ones (nodes starting up, the test's own operator), which took seconds longer per session when the
+two halves shared the CPU as equals. Which
+half a test file belongs to is decided here from what its module uses (a process, a node, a wire), not from its
+folder, so a new test needs no marker: the rehearsals are the long pole, and the pure tests beside them in the
+node folders (the estimator's minute of synthetic standing, the safety rules) would only lengthen it. The process
+half is printed as it runs; the other half's output follows once it is done.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -21,14 +26,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
-PROCESS_TEST_DIRS = {"rehearsal_sim", "policy", "estimator", "safety", "demo", "launch"}
-# what a module uses that opens a wire (DDS, ROS, UDP on the robots' fixed ports) or starts the nodes
-PROCESS_HINTS = re.compile(r"\bimport rclpy|\brclpy\.|socket\.socket\(|\bDomainParticipant\(|\bProcessGroup\(|"
-                           r"\bSession\(|\bOperator\(|robot_interface|unitree_legged_sdk")
+# What a module uses that opens a wire (DDS, ROS, UDP on the robots' fixed ports) or starts the nodes: such a file
+# starts processes wherever it is.
+WIRE_HINTS = re.compile(r"\bimport rclpy|\brclpy\.|socket\.socket\(|\bDomainParticipant\(|\bProcessGroup\(|"
+                        r"\bSession\(|\bOperator\(|robot_interface|unitree_legged_sdk")
+# In the folders of the nodes, the simulator and the demo, what else starts or drives them (through a helper, a
+# subprocess, a launch file); a file there that names none of it tests their logic on synthetic samples.
+NODE_TEST_DIRS = {"rehearsal_sim", "policy", "estimator", "safety", "demo", "launch"}
+NODE_HINTS = re.compile(
+    r"\brclpy\b|\bsocket\b|\bDomainParticipant\b|\bChannelFactory|\bunitree_sdk2py\b|\bcyclonedds\b|"
+    r"\bProcessGroup\b|\bSession\b|\bOperator\b|\brehearse\w*|\bfault_suite_run\b|\bsubprocess\b|\bPopen\b|"
+    r"\bUDP\b|\bspin\w*\(|launch|\brun_demo\b")
 
 
 def starts_processes(path: Path) -> bool:
-    return path.parent.name in PROCESS_TEST_DIRS or PROCESS_HINTS.search(path.read_text(errors="replace")) is not None
+    text = path.read_text(errors="replace")
+    return WIRE_HINTS.search(text) is not None or (path.parent.name in NODE_TEST_DIRS
+                                                  and NODE_HINTS.search(text) is not None)
 
 
 def halves() -> tuple[list[str], list[str]]:
@@ -46,7 +60,7 @@ def main(argv: list[str]) -> int:
     processes, others = halves()
     with tempfile.TemporaryFile("w+") as buffered:
         computations = subprocess.Popen([*pytest, *argv, *others], cwd=ROOT, stdout=buffered,
-                                        stderr=subprocess.STDOUT, text=True)
+                                        stderr=subprocess.STDOUT, text=True, preexec_fn=lambda: os.nice(19))
         try:
             process_code = subprocess.call([*pytest, *argv, *processes], cwd=ROOT)
             computation_code = computations.wait()

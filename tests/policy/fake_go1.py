@@ -4,12 +4,13 @@ as the robot (and the safety monitor in front of it) does, the robot lying still
 In a test: `FakeGo1(port)` answers on demand. As a process, for node tests (records every LowCmd and prints
 a JSON summary when it ends):
 
-    python fake_go1.py <port> <seconds> <summary.json>
+    python fake_go1.py <port> <seconds> <summary.json>   # until <seconds> have passed or SIGINT
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import sys
 import time
@@ -59,8 +60,10 @@ def main() -> None:
     port, seconds, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
     robot = FakeGo1(port)
     commands, refused = [], 0
+    stopped = []  # SIGINT: the test is done with the robot
+    signal.signal(signal.SIGINT, lambda *_: stopped.append(True))
     start = time.monotonic()
-    while (left := start + seconds - time.monotonic()) > 0:
+    while (left := start + seconds - time.monotonic()) > 0 and not stopped:
         got = robot.receive(min(left, 0.1))
         if got is None:
             continue

@@ -4,7 +4,7 @@ sealing 500 messages a second in Python would load this process enough to blur t
 so the node under test is told `allow_lowstate_without_crc`), records every rt/lowcmd, and prints a JSON
 summary when it ends.
 
-    python fake_robot.py <dds_domain> <seconds> <summary.json>
+    python fake_robot.py <dds_domain> <seconds> <summary.json>   # until <seconds> have passed or SIGINT
 
 Each LowCmd is recorded with two times: `sent`, the writer's source timestamp (the policy node's wall
 clock when it wrote the sample; one host, so it is the stream's own timing) and `t`, when this process
@@ -17,6 +17,7 @@ sample: at 500 Hz a callback per sample kept this process busy enough to fall be
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -60,9 +61,11 @@ def main() -> None:
     for i in range(12):
         msg.motor_state[i].q = float(pose[i])
         msg.motor_state[i].temperature = 30
+    stopped = []  # SIGINT: the test is done with the robot
+    signal.signal(signal.SIGINT, lambda *_: stopped.append(True))
     start = time.monotonic()
     k = 0
-    while time.monotonic() - start < seconds:
+    while time.monotonic() - start < seconds and not stopped:
         k += 1
         msg.tick = int(k * 2)
         pub.Write(msg)

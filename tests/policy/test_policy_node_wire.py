@@ -4,6 +4,7 @@ targets once a control period (50 Hz) — damping while PASSIVE, a smooth stand-
 pose, and damping again after a damp request."""
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -56,7 +57,7 @@ def test_lowcmd_stream_and_feedback(tmp_path):
     finally:
         op.close()
         node.stop(timeout_s=15.0)  # SIGINT; SIGKILL after 15 s
-        robot.process.wait(timeout=ROBOT_SECONDS + 30)
+        robot.stop(signal.SIGINT, timeout_s=30.0)  # it writes its summary and exits
 
     commands = json.loads(summary.read_text())["commands"]
     assert len(commands) > 100

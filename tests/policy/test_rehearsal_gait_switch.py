@@ -63,9 +63,9 @@ def test_gaits_switch_on_their_services_while_walking(tmp_path):
             session.stand_up()
             in_ready = operator.call(quick)
             session.walk(0.5)
-            session.run_segments([Segment("walk 0.5 m/s", 3.0, (0.5, 0.0, 0.0))])
+            session.run_segments([Segment("walk 0.5 m/s", 2.0, (0.5, 0.0, 0.0))])
             while_walking = operator.call(interfaces.SRV_GAIT_PREFIX + "trot")
-            session.run_segments([Segment("walk 0.5 m/s, trot", 3.0, (0.5, 0.0, 0.0))])
+            session.run_segments([Segment("walk 0.5 m/s, trot", 2.0, (0.5, 0.0, 0.0))])
             session.finish()
         except SessionError as e:
             pytest.fail(f"the rehearsal session failed: {e}\n{session.process_logs()}")

@@ -364,8 +364,16 @@ def session(tmp_path_factory) -> Session:
                         return {"hardware_id": status.hardware_id, **values}
             return None
 
+        # The simulator counts a LowCmd accepted before it sends its answer, and its diagnostics timer may read
+        # the two counters between those: wait for a status that has both (published once a second).
+        answered = sum(sent.values()) + 1
+
+        def settled() -> bool:
+            final = final_diagnostics()
+            return final is not None and final.get("lowstates_published") == str(answered)
+
         deadline = time.monotonic() + 5.0
-        while final_diagnostics() is None and time.monotonic() < deadline:
+        while not settled() and time.monotonic() < deadline:
             time.sleep(0.05)
         wall_s = time.monotonic() - t0
         exit_code = sim.stop(signal.SIGINT, 30.0)

@@ -1,0 +1,42 @@
+"""`make test` splits the suite in two (scripts/run_tests.py): the tests that start processes or open a wire run
+one at a time; the pure computations run beside them. A file on the wrong side either collides with a rehearsal
+(its DDS domain, the Go1's fixed UDP ports, its real time) or lengthens the serial half for nothing."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("run_tests", ROOT / "scripts" / "run_tests.py")
+run_tests = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run_tests)
+
+STARTS_PROCESSES = (
+    "tests/policy/test_rehearsal_walk.py",  # the rehearsal Session
+    "tests/safety/test_safety_rehearsal.py",  # the fault suite as its own process
+    "tests/safety/test_go1_fault_suite.py",
+    "tests/demo/test_demo_quick.py",  # the demo as a subprocess
+    "tests/safety/test_safety_monitor_node_params.py",  # the node started with bad parameters
+    "tests/policy/test_policy_node_ros.py",  # rclpy
+    "tests/core/test_go1_wire.py",  # the Go1 SDK's UDP
+    "tests/launch/test_launch_files.py",  # colcon and the installed nodes
+    "tests/training/test_sweep.py",  # Ray workers killed and restarted
+)
+PURE = (
+    "tests/estimator/test_estimator_synthetic.py",  # a minute of synthetic standing, no node
+    "tests/safety/test_safety_rules.py",
+    "tests/policy/test_policy_fsm.py",
+    "tests/rehearsal_sim/test_sim_motor_model.py",
+    "tests/training/test_gait_reference.py",
+)
+
+
+def test_the_tests_that_start_processes_or_open_a_wire_run_in_the_serial_half():
+    processes, others = run_tests.halves()
+    assert set(STARTS_PROCESSES) <= set(processes), set(STARTS_PROCESSES) - set(processes)
+
+
+def test_the_pure_computations_in_the_node_folders_run_beside_them():
+    processes, others = run_tests.halves()
+    assert set(PURE) <= set(others), set(PURE) - set(others)
+    every_file = list(ROOT.glob("tests/**/test_*.py"))
+    assert not set(processes) & set(others) and len(processes) + len(others) == len(every_file)
