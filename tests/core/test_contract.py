@@ -192,3 +192,15 @@ def test_contract_with_a_bad_default_pose_or_soft_range_is_refused(policy_file, 
         read_contract(policy_file)
     with pytest.raises(MalformedContractError, match=problem):
         write_contract(policy_file, dataclasses.replace(contract, **change))
+
+
+def test_reading_a_contract_does_not_load_the_onnx_package(policy_file):
+    """The nodes read their policy's contract at start-up, beside a running simulator or robot: onnxruntime (which
+    they load anyway) reads the metadata; the `onnx` package would add 0.6-1 s of CPU to each node's start."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from surrogait_core.policy.contract import read_contract; "
+              f"read_contract({str(policy_file)!r}); print('onnx' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False", result.stdout + result.stderr

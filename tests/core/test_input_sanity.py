@@ -93,3 +93,41 @@ def test_a_foot_sensor_stuck_while_its_leg_moves_is_named_but_not_while_the_robo
     feed(sanity, one_dead, 1.0, t0=t)
     issue = sanity.issues()[FOOT_STUCK]
     assert issue.values["feet"] == ["FL"] and "FL at 0" in issue.detail
+
+
+def test_a_foot_strike_right_after_a_host_stall_is_not_an_imu_fault():
+    """A whole-host pause of 110 ms (seen in CI: every process stopped, the robot's stream queued meanwhile), then a
+    foot strike's jolt in the first sample judged after it. That sample stands for its own moment, not for the gap:
+    weighted with the gap it once tilted the accelerometer's 1 s mean 20° and latched a walking Go2's monitor."""
+    sanity = InputSanity()
+    t = feed(sanity, lambda: state(), 2.0)
+    for stall in range(3):
+        t += 0.110  # nothing judged for 110 ms
+        sanity.on_state(state(accel=(25.0, -20.0, 40.0)), t)  # a foot strike: 4 g, mostly not gravity
+        t = feed(sanity, lambda: state(), 1.0, t0=t + 0.002)
+        assert IMU_GRAVITY_DIRECTION not in sanity.issues() and IMU_GRAVITY_NORM not in sanity.issues(), stall
+
+
+def test_an_imu_that_disagrees_across_gaps_in_its_stream_is_still_named():
+    """The gap rule does not blind the check: a stream with 110 ms gaps whose accelerometer is tilted 30° from
+    its quaternion is named once a time constant of samples has been judged."""
+    sanity = InputSanity()
+    tilted = (9.81 * np.sin(np.radians(30)), 0.0, 9.81 * np.cos(np.radians(30)))
+    t = 0.0
+    for _ in range(40):
+        t = feed(sanity, lambda: state(accel=tilted), 0.1, t0=t) + 0.110
+    assert IMU_GRAVITY_DIRECTION in sanity.issues()
+
+
+def test_a_robot_that_rolls_fast_with_an_imu_that_agrees_with_itself_is_not_an_imu_fault():
+    """A stumble: the body rolls 25° in a tenth of a second. The quaternion follows at once; the accelerometer's
+    1 s mean only slowly. Compared with the quaternion of the moment, that lag read as a 25° disagreement and
+    latched a monitor on a Go2 stumbling after a host stall; compared with the quaternion averaged the same way,
+    the IMU agrees with itself throughout."""
+    sanity = InputSanity()
+    t = feed(sanity, lambda: state(), 2.0)
+    for k in range(1, 250):  # 0.1 s of rolling, then holding the roll
+        roll = np.radians(25.0) * min(1.0, k * 0.002 / 0.1)
+        quat = (np.cos(roll / 2), np.sin(roll / 2), 0.0, 0.0)
+        sanity.on_state(state(quat=quat, accel=9.81 * np.array([0.0, np.sin(roll), np.cos(roll)])), t + k * 0.002)
+        assert IMU_GRAVITY_DIRECTION not in sanity.issues(), f"{k * 2} ms into the roll"

@@ -8,7 +8,13 @@
 - `imu_quaternion_norm`: the orientation quaternion's norm is off 1 (a dead IMU often sends zeros);
 - `imu_gravity_norm`: the accelerometer's mean over `gravity_time_constant_s` (the mean specific force
   of a robot that does not fly away is gravity) is off `gravity_mps2`;
-- `imu_gravity_direction`: that mean points away from the gravity the quaternion implies.
+- `imu_gravity_direction`: that mean points away from the gravity the quaternion implies, averaged the same
+  way (a robot that rolls 20° in a tenth of a second moves the quaternion at once and the 1 s mean of the
+  accelerometer only slowly: compared with the quaternion of the moment, that lag once latched a monitor on a
+  Go2 stumbling after a host stall, with an IMU that agreed with itself).
+
+A sample judged after a gap in the stream (a host stall, lost packets) stands for its own moment in the means,
+not for the whole gap (`max_sample_weight_s`).
 
 Checks on one sample are a few vector operations; the means are exponential, so nothing is stored.
 What a node does with an issue (adapt, refuse, damp) is the node's decision (docs/robot.md, table
@@ -50,6 +56,7 @@ class SanityConfig:
     # Samples closer together than this are skipped (the checks judge seconds, a 500 Hz stream need not be seen
     # whole): keeps the monitor's 200 Hz checks and the estimator's 500 Hz stream cheap.
     min_interval_s: float = 0.015
+    max_sample_weight_s: float = 0.05
 
     def __post_init__(self) -> None:
         if self.foot_stuck_moving_s > self.foot_stuck_s:
@@ -79,6 +86,7 @@ class InputSanity:
         self._issues: dict[str, InputIssue] = {}
         self._last_t: float | None = None
         self._accel_mean: np.ndarray | None = None
+        self._gravity_mean: np.ndarray | None = None  # the quaternion's "up" in the body frame, averaged alike
         self._accel_weight = 0.0  # seconds of data in the mean, saturating at the time constant
         self._quat_bad_since: float | None = None
         self._feet = StuckFeet(config)
@@ -137,12 +145,19 @@ class InputSanity:
         cfg = self.config
         if not (np.all(np.isfinite(accel)) and np.all(np.isfinite(quat))):
             return
+        # The accelerometer reads the reaction to gravity: up in the body frame, so minus the gravity direction.
+        up_b = -projected_gravity_from_quat(quat) if IMU_QUAT_NORM not in self._issues else None
         if self._accel_mean is None:
             self._accel_mean = np.array(accel, dtype=np.float64)
+            self._gravity_mean = up_b
             return
-        self._accel_weight = min(self._accel_weight + dt, cfg.gravity_time_constant_s)
-        alpha = dt / cfg.gravity_time_constant_s
+        weight_s = min(dt, cfg.max_sample_weight_s)
+        self._accel_weight = min(self._accel_weight + weight_s, cfg.gravity_time_constant_s)
+        alpha = weight_s / cfg.gravity_time_constant_s
         self._accel_mean += alpha * (accel - self._accel_mean)
+        if up_b is not None:
+            self._gravity_mean = up_b if self._gravity_mean is None else \
+                self._gravity_mean + alpha * (up_b - self._gravity_mean)
         if self._accel_weight < cfg.gravity_time_constant_s:
             return  # judge a full time constant of data only
         norm = float(np.linalg.norm(self._accel_mean))
@@ -152,10 +167,10 @@ class InputSanity:
                 f"{cfg.gravity_norm_tolerance_mps2}): a dead or miscalibrated accelerometer", {"norm_mps2": norm})
         else:
             self._issues.pop(IMU_GRAVITY_NORM, None)
-        if norm > 1e-3 and IMU_QUAT_NORM not in self._issues:
-            # The accelerometer reads the reaction to gravity: up in the body frame, so minus the gravity direction.
-            expected = -projected_gravity_from_quat(quat)
-            angle = float(math.acos(float(np.clip(np.dot(self._accel_mean / norm, expected), -1.0, 1.0))))
+        expected_norm = 0.0 if self._gravity_mean is None else float(np.linalg.norm(self._gravity_mean))
+        if norm > 1e-3 and expected_norm > 1e-3 and IMU_QUAT_NORM not in self._issues:
+            cos = np.dot(self._accel_mean / norm, self._gravity_mean / expected_norm)
+            angle = float(math.acos(float(np.clip(cos, -1.0, 1.0))))
             if angle > cfg.gravity_direction_tolerance_rad:
                 self._issues[IMU_GRAVITY_DIRECTION] = InputIssue(
                     IMU_GRAVITY_DIRECTION, f"the accelerometer's gravity is {math.degrees(angle):.0f}° away from the "

@@ -268,18 +268,28 @@ def write_contract(onnx_path: Path | str, contract: PolicyContract) -> None:
     tmp.replace(onnx_path)
 
 
+def read_metadata(onnx_path: Path) -> dict[str, str]:
+    """An ONNX file's metadata, read by onnxruntime. The nodes load onnxruntime anyway; importing the `onnx`
+    package (it pulls in ml_dtypes) cost each node that reads a contract 0.6-1 s of CPU at start-up, on the
+    cores the simulator or the robot's other processes are using then. One thread: no pool is started."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # a corrupt file is reported below, not logged by onnxruntime too
+    try:
+        session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises several types for a corrupt file
+        raise PolicyFileError(f"{onnx_path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    return dict(session.get_modelmeta().custom_metadata_map)
+
+
 def read_contract_json(onnx_path: Path | str) -> dict:
     """The raw contract of an ONNX policy as a JSON object, of whatever schema version (for upgrades)."""
-    import onnx
-
     path = Path(onnx_path)
     if not path.is_file():
         raise PolicyFileError(f"{path}: policy file not found; export one with `surrogait-train export`")
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as e:  # onnx raises several types for a corrupt file
-        raise PolicyFileError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
-    meta = {p.key: p.value for p in model.metadata_props}
+    meta = read_metadata(path)
     if METADATA_KEY not in meta:
         raise MissingContractError(
             f"{path}: no surrogait policy contract in the ONNX metadata; this file was not exported "
