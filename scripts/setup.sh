@@ -30,13 +30,16 @@ PACKAGES=(ros2_ws/src/*/ training/)
 hash=$(cat requirements.txt ros2_ws/src/*/setup.py ros2_ws/src/*/package.xml training/pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$hash" ]; then
   echo "setup: installing Python dependencies into .venv (first run takes about a minute)"
-  # --no-compile: byte-compiling every installed module (most of them torch's, never imported here) took half
-  # of a fresh setup; Python compiles what is imported on first use. The project's own packages build with the
-  # setuptools that requirements.txt just installed, not in a fresh isolated build environment each.
+  # pip byte-compiles what it installs (half of a fresh setup's time, and worth it: where PYTHONDONTWRITEBYTECODE
+  # is set, as on this project's CI machines, nothing compiled later is kept, and every node of every rehearsal
+  # compiled rclpy, onnxruntime and mujoco again at start-up: 90 s more of `make test` on a fresh clone). The
+  # project's own packages build with the setuptools that requirements.txt installs, not in a fresh isolated
+  # build environment each, and are compiled here too.
   .venv/bin/python -m pip install -q --upgrade pip  # the venv's pip 23 resolves the pins half as fast
-  .venv/bin/python -m pip install -q --no-compile -r requirements.txt
+  .venv/bin/python -m pip install -q -r requirements.txt
   editable=()
   for p in "${PACKAGES[@]}"; do editable+=(-e "$p"); done
-  .venv/bin/python -m pip install -q --no-compile --no-deps --no-build-isolation "${editable[@]}"
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation "${editable[@]}"
+  .venv/bin/python -m compileall -q -j 0 -x '/build/' "${PACKAGES[@]}" >/dev/null
   echo "$hash" > .venv/.setup-hash
 fi
