@@ -40,6 +40,10 @@ if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$hash" ]; then
   editable=()
   for p in "${PACKAGES[@]}"; do editable+=(-e "$p"); done
   .venv/bin/python -m pip install -q --no-deps --no-build-isolation "${editable[@]}"
-  .venv/bin/python -m compileall -q -j 0 -x '/build/' "${PACKAGES[@]}" >/dev/null
+  modules=()  # the packages' importable folders only (a launch folder's listing is compared with its install)
+  for p in "${PACKAGES[@]}"; do
+    for d in "$p"surrogait_*/; do if [ -f "$d/__init__.py" ]; then modules+=("$d"); fi; done
+  done
+  .venv/bin/python -m compileall -q -j 0 "${modules[@]}" >/dev/null
   echo "$hash" > .venv/.setup-hash
 fi
