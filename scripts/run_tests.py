@@ -30,13 +30,12 @@ TESTS = ROOT / "tests"
 # starts processes wherever it is.
 WIRE_HINTS = re.compile(r"\bimport rclpy|\brclpy\.|socket\.socket\(|\bDomainParticipant\(|\bProcessGroup\(|"
                         r"\bSession\(|\bOperator\(|robot_interface|unitree_legged_sdk")
-# In the folders of the nodes, the simulator and the demo, what else starts or drives them (through a helper, a
-# subprocess, a launch file); a file there that names none of it tests their logic on synthetic samples.
+# In the folders of the nodes, the simulator and the demo, what else starts or drives them (an import of a wire
+# library, a helper, a subprocess, a launch file); a file there that names none of it, nor any of the above,
+# tests their logic on synthetic samples.
 NODE_TEST_DIRS = {"rehearsal_sim", "policy", "estimator", "safety", "demo", "launch"}
-NODE_HINTS = re.compile(
-    r"\brclpy\b|\bsocket\b|\bDomainParticipant\b|\bChannelFactory|\bunitree_sdk2py\b|\bcyclonedds\b|"
-    r"\bProcessGroup\b|\bSession\b|\bOperator\b|\brehearse\w*|\bfault_suite_run\b|\bsubprocess\b|\bPopen\b|"
-    r"\bUDP\b|\bspin\w*\(|launch|\brun_demo\b")
+NODE_HINTS = re.compile(r"\brclpy\b|\bsocket\b|\bChannelFactory|\bunitree_sdk2py\b|\bcyclonedds\b|\brehearse\w*|"
+                        r"\bfault_suite_run\b|\bsubprocess\b|\bPopen\b|\bUDP\b|\bspin\w*\(|launch|\brun_demo\b")
 
 
 def starts_processes(path: Path) -> bool:
