@@ -411,3 +411,33 @@ def test_a_pause_in_the_state_stream_while_the_motors_are_passive_is_not_a_fault
     m.on_lowcmd(stiff(q=lying_q()), 0.6)
     r = m.check(0.6 + TH.stale_state_s + 0.001)
     assert r.latched and r.cause == "lowstate_stale", "once the motors are driven, a stale state is a fault"
+
+
+def test_a_host_stall_inside_one_check_is_the_monitors_own_stall_not_the_policys_silence():
+    """Seen in CI: the monitor suspected a silence, slept 2 ms for the listeners to deliver, and the host
+    stalled that sleep for 50 ms. Judged at its return, the policy had 'not written for 46 ms' while the
+    monitor itself was not watching; it latched policy_silent on a policy that was as stalled as it was."""
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    suspect_t = m.cmd_t + TH.policy_silent_min_s + 0.001
+    m.look(suspect_t)
+    assert m.silence_suspected(suspect_t)
+    m.on_lowcmd(m.cmd, suspect_t + 0.004, repeated=True)  # delivered while it slept, then the host stalled
+    back_t = suspect_t + 0.052
+    m.look(back_t)
+    r = m.check(back_t)
+    assert not r.latched and [e.event for e in r.events] == ["monitor_stall"]
+
+
+def test_a_monitor_that_looks_on_time_still_calls_a_silent_policy_silent():
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    last_t = m.cmd_t
+    for t in np.arange(last_t + 0.005, last_t + 0.1, 0.005):
+        m.look(t)
+        m.on_lowstate(state(), t)
+        r = m.check(t)
+        if r.latched:
+            break
+    assert r.latched and r.cause == "policy_silent"
+    assert not [e for e in r.events if e.event == "monitor_stall"]

@@ -83,6 +83,7 @@ class SafetyMonitor:
         self.stream_resumed_t: float | None = None  # when others' stream last came back from a silence
         self.watch_resumed_t: float | None = None  # when the monitor last came back from a stall of its own
         self._stall_events: list[SafetyEvent] = []
+        self._looked_t: float | None = None  # the monitor's latest look at the clock (own-stall detection)
         self.stream_period_s: float | None = None  # others' LowCmd stream period, learned from the wire
         self.walk_t: float | None = None  # when the policy state last became WALK
         self.first_stiff_t: float | None = None  # first stiff command ever seen (stale-before-state rule)
@@ -161,6 +162,13 @@ class SafetyMonitor:
         if state == "WALK" and self.policy_state != "WALK":
             self.walk_t = now if now is not None else self.cmd_t
         self.policy_state = state
+
+    def look(self, now: float) -> None:
+        """The monitor reads the clock at `now` to judge: a gap since its previous look longer than
+        `monitor_stall_s` was its own stall (even inside one check, as a short sleep stretched by the host)."""
+        if self._looked_t is not None and now - self._looked_t > self.th.monitor_stall_s:
+            self.on_own_stall(now - self._looked_t, now)
+        self._looked_t = now if self._looked_t is None else max(self._looked_t, now)
 
     def on_own_stall(self, gap_s: float, now: float) -> None:
         """The monitor itself was not running for `gap_s` (descheduled, alone or with the whole host, as a
