@@ -145,7 +145,7 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
 
 def main(argv: list[str] | None = None) -> int:
     from surrogait_core.robot_links import DDS, robot_link
-    from surrogait_rehearsal.harness.fault_suite.injections import ROBOT_SCENARIOS, SCENARIOS
+    from surrogait_rehearsal.harness.fault_suite.injections import ROBOT_SCENARIOS, SCENARIOS, WALK_BEFORE_FAULT_S
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domain", type=int, default=45)
@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="default: every scenario (Go2), GO1_SCENARIOS (Go1)")
     ap.add_argument("--phase", choices=("walk", "ready"), default="walk",
                     help="inject while walking (WALK at 0.5 m/s) or standing (READY)")
+    ap.add_argument("--walk-s", type=float, default=WALK_BEFORE_FAULT_S,
+                    help="seconds of walking before a fault is injected while walking")
     ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
     ap.add_argument("--bring-up-retries", type=int, default=2,
                     help="start a scenario again when the rehearsal failed to reach READY/WALK before the fault "
@@ -211,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
                                      args.policy, STANDIN if args.standin else None,
                                      walk_vx=0.5 if args.phase == "walk" else None,
                                      try_reset=name in ("estop_service", "kill9_policy"),
-                                     realtime_priority=args.realtime_priority if boosted else 0, robot=args.robot)
+                                     realtime_priority=args.realtime_priority if boosted else 0, robot=args.robot,
+                                     walk_s=args.walk_s)
                 except BringUpError as e:  # the fault was never injected: start the scenario again
                     failed_bring_ups.append(str(e)[:300])
                     if len(failed_bring_ups) <= args.bring_up_retries:

@@ -11,7 +11,9 @@ do its ordinary ones (nodes starting up, the test's own operator), which took se
 two halves shared the CPU as equals. Which
 half a test file belongs to is decided here from what its module uses (a process, a node, a wire), not from its
 folder, so a new test needs no marker: the rehearsals are the long pole, and the pure tests beside them in the
-node folders (the estimator's minute of synthetic standing, the safety rules) would only lengthen it. The process
+node folders (the estimator's minute of synthetic standing, the safety rules) would only lengthen it. A file that
+starts processes yet needs no real time and holds nothing a rehearsal uses says so (`BESIDE_REHEARSALS = "why"`)
+and runs beside them too. The process
 half is printed as it runs; the other half's output follows once it is done.
 """
 
@@ -38,17 +40,28 @@ NODE_HINTS = re.compile(r"\brclpy\b|\bsocket\b|\bChannelFactory|\bunitree_sdk2py
                         r"\bfault_suite_run\b|\bsubprocess\b|\bPopen\b|\bUDP\b|\bspin\w*\(|launch|\brun_demo\b")
 
 
+# A file that starts processes but needs neither real time nor anything a rehearsal holds (its DDS domain is
+# its own, its ports ephemeral) says so, with the reason, and runs beside the rehearsals: a node refusing bad
+# parameters, Ray's workers killed and retried.
+BESIDE_REHEARSALS = re.compile(r"^BESIDE_REHEARSALS = \S", re.MULTILINE)
+
+
 def starts_processes(path: Path) -> bool:
     text = path.read_text(errors="replace")
     return WIRE_HINTS.search(text) is not None or (path.parent.name in NODE_TEST_DIRS
                                                   and NODE_HINTS.search(text) is not None)
 
 
+def runs_serially(path: Path) -> bool:
+    """Must this file run in the serial half, one at a time with the rehearsals?"""
+    return starts_processes(path) and BESIDE_REHEARSALS.search(path.read_text(errors="replace")) is None
+
+
 def halves() -> tuple[list[str], list[str]]:
-    """(the test files that start processes, the others), as paths relative to the repository."""
+    """(the test files that run serially, the others), as paths relative to the repository."""
     files = sorted(TESTS.rglob("test_*.py"))
-    processes = [str(p.relative_to(ROOT)) for p in files if starts_processes(p)]
-    others = [str(p.relative_to(ROOT)) for p in files if not starts_processes(p)]
+    processes = [str(p.relative_to(ROOT)) for p in files if runs_serially(p)]
+    others = [str(p.relative_to(ROOT)) for p in files if not runs_serially(p)]
     return processes, others
 
 

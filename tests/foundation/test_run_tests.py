@@ -3,6 +3,7 @@ one at a time; the pure computations run beside them. A file on the wrong side e
 (its DDS domain, the Go1's fixed UDP ports, its real time) or lengthens the serial half for nothing."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,11 +16,9 @@ STARTS_PROCESSES = (
     "tests/safety/test_safety_rehearsal.py",  # the fault suite as its own process
     "tests/safety/test_go1_fault_suite.py",
     "tests/demo/test_demo_quick.py",  # the demo as a subprocess
-    "tests/safety/test_safety_monitor_node_params.py",  # the node started with bad parameters
     "tests/policy/test_policy_node_ros.py",  # rclpy
     "tests/core/test_go1_wire.py",  # the Go1 SDK's UDP
     "tests/launch/test_launch_files.py",  # colcon and the installed nodes
-    "tests/training/test_sweep.py",  # Ray workers killed and restarted
 )
 PURE = (
     "tests/estimator/test_estimator_synthetic.py",  # a minute of synthetic standing, no node
@@ -27,6 +26,11 @@ PURE = (
     "tests/policy/test_policy_fsm.py",
     "tests/rehearsal_sim/test_sim_motor_model.py",
     "tests/training/test_gait_reference.py",
+)
+BESIDE = (  # they start processes, but need no real time and hold nothing a rehearsal uses
+    "tests/safety/test_safety_monitor_node_params.py",  # the node started with bad parameters
+    "tests/policy/test_policy_node_bad_inputs.py",
+    "tests/training/test_sweep.py",  # Ray workers killed and restarted
 )
 
 
@@ -40,3 +44,19 @@ def test_the_pure_computations_in_the_node_folders_run_beside_them():
     assert set(PURE) <= set(others), set(PURE) - set(others)
     every_file = list(ROOT.glob("tests/**/test_*.py"))
     assert not set(processes) & set(others) and len(processes) + len(others) == len(every_file)
+
+
+def test_a_file_that_starts_processes_but_needs_no_real_time_says_so_and_runs_beside_them():
+    processes, others = run_tests.halves()
+    for name in BESIDE:
+        assert run_tests.starts_processes(ROOT / name) and name in others, name
+
+
+def test_the_files_beside_the_rehearsals_use_a_dds_domain_no_serial_file_uses():
+    domains = {}
+    for name in (*run_tests.halves()[0], *BESIDE):
+        text = (ROOT / name).read_text()
+        domains[name] = set(re.findall(r"(?:DOMAIN(?:_ID)?\s*=\s*|ROS_DOMAIN_ID=|--domain\", )\"?(\d+)", text))
+    serial = set().union(*(domains[n] for n in run_tests.halves()[0]))
+    for name in BESIDE:
+        assert not domains[name] & serial, (name, domains[name] & serial)

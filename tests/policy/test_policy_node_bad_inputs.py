@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from policy_files import write_test_policy
 
+BESIDE_REHEARSALS = "each node exits at start-up, on a DDS domain of this file's own"
 DOMAIN = "23"
 # This interpreter's console script, else the one on PATH (make test-jazzy: the script colcon installed).
 POLICY_NODE = shutil.which("policy_node", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")

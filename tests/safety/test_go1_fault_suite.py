@@ -23,7 +23,8 @@ def suite_results(tmp_path_factory):
     policy = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go1_trot.onnx"
     if not policy.is_file():
         pytest.fail(f"the shipped Go1 policy {policy} is missing")
-    args = ["--robot", "go1", "--domain", str(DOMAIN), "--phase", "walk", "--no-baseline", "--scenarios", *SCENARIOS]
+    args = ["--robot", "go1", "--domain", str(DOMAIN), "--phase", "walk", "--walk-s", "1", "--no-baseline",
+            "--scenarios", *SCENARIOS]
     return run_fault_suite(tmp_path_factory.mktemp("go1_safety_suite"), args, timeout_s=180)
 
 

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+BESIDE_REHEARSALS = ("each node exits at start-up; its DDS domain is this file's own, its Go1 ports the robot's "
+                     "defaults (no rehearsal uses them)")
+DOMAIN = "93"
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_CONFIG = REPO / "ros2_ws" / "src" / "surrogait_safety" / "config"
 SHIPPED_POLICY = REPO / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
@@ -18,7 +21,7 @@ def run_monitor(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
     if "policy_path" not in body:
         body = f"    policy_path: {SHIPPED_POLICY}\n" + body
     params.write_text("safety_monitor:\n  ros__parameters:\n" + body)
-    env = dict(os.environ, ROS_DOMAIN_ID="43", ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env = dict(os.environ, ROS_DOMAIN_ID=DOMAIN, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     return subprocess.run(["safety_monitor", "--ros-args", "--params-file", str(params)], capture_output=True,
                           text=True, timeout=60, env=env, cwd=tmp_path)
 

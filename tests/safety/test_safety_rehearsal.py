@@ -25,7 +25,7 @@ def suite_results(tmp_path_factory):
     policy = ROOT / "ros2_ws" / "src" / "surrogait_bringup" / "policies" / "go2_trot.onnx"
     if not policy.is_file():
         pytest.fail(f"the shipped policy {policy} is missing")
-    args = ["--domain", str(DOMAIN), "--phase", "walk", "--no-baseline", "--scenarios", *SCENARIOS]
+    args = ["--domain", str(DOMAIN), "--phase", "walk", "--walk-s", "1", "--no-baseline", "--scenarios", *SCENARIOS]
     return run_fault_suite(tmp_path_factory.mktemp("safety_suite"), args, timeout_s=150)
 
 

@@ -32,6 +32,7 @@ from surrogait_train.sweep import (
     run_sweep,
 )
 
+BESIDE_REHEARSALS = "Ray's workers talk on ports of their own and need no real time"
 TINY_RUN = [
     "env.num_envs=8",
     "env.num_threads=1",

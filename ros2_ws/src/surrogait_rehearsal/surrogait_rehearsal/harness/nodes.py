@@ -27,18 +27,19 @@ class NodeSpec:
     module: str  # the console script's module (its main()), for a package installed without its scripts
     params_file: Path  # the package's parameters file: what the launch file (and every rehearsal) gives it
     required: bool  # a rehearsal session needs it (a session skips the others when they are not installed)
+    renders: bool = False  # it films the session (offscreen OpenGL); the robot's nodes never render
 
 
 # Every process a rehearsal starts by name, in start order.
 NODES: dict[str, NodeSpec] = {spec.name: spec for spec in (
     NodeSpec("go2_sim", "surrogait_rehearsal.sim.mujoco.node", PACKAGES / "surrogait_rehearsal/config/go2_sim.yaml",
-             True),
+             True, renders=True),
     NodeSpec("go1_sim", "surrogait_rehearsal.sim.mujoco.go1_node",
-             PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml", True),
+             PACKAGES / "surrogait_rehearsal/config/go1_sim.yaml", True, renders=True),
     # The Gazebo rehearsal (launch/go2_gazebo.launch.py; `demo --simulator gazebo*`): the MuJoCo stand-in for
     # gz sim + ros_gz_bridge, and the bridge from Gazebo's topics to the Go2's wire.
     NodeSpec("gz_standin", "surrogait_rehearsal.sim.gazebo.standin_node",
-             PACKAGES / "surrogait_rehearsal/config/gz_standin.yaml", True),
+             PACKAGES / "surrogait_rehearsal/config/gz_standin.yaml", True, renders=True),
     NodeSpec("gazebo_bridge", "surrogait_rehearsal.sim.gazebo.bridge_node",
              PACKAGES / "surrogait_rehearsal/config/gazebo_bridge.yaml", True),
     NodeSpec("estimator_node", "surrogait_estimator.estimator_node",

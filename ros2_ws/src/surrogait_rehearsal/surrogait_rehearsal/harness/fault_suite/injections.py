@@ -52,6 +52,11 @@ class Injection:
     t_inject: float = 0.0
 
 
+# How long the robot walks before a fault is injected while walking: the benches keep 2 s; the trot is established
+# within its first 0.5 s cycle, and the tests walk 1 s (`bench/safety.py --walk-s 1`).
+WALK_BEFORE_FAULT_S = 2.0
+
+
 @dataclasses.dataclass
 class Scenario:
     name: str

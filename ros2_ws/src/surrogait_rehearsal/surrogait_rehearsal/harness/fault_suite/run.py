@@ -21,7 +21,7 @@ from surrogait_core.safety import read_fault_log
 from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_rehearsal.harness.fault_injection import make_nan_policy
 from surrogait_rehearsal.harness.fault_suite.evaluation import MAX_SETTLE_S, evaluate, wait_until_still
-from surrogait_rehearsal.harness.fault_suite.injections import NAN_VX_TRIGGER, POLICY, Scenario
+from surrogait_rehearsal.harness.fault_suite.injections import NAN_VX_TRIGGER, POLICY, WALK_BEFORE_FAULT_S, Scenario
 from surrogait_rehearsal.harness.fault_suite.margins import margins
 from surrogait_rehearsal.harness.fault_suite.observers import WireObserver
 from surrogait_rehearsal.harness.operator import Operator
@@ -75,20 +75,20 @@ class ScenarioRun:
                                    f"logs in {self.session.files.logs})")
             time.sleep(0.02)
 
-    def reach_starting_state(self, walk_vx: float | None):
-        """Lowstate flowing, the monitor OK, READY (the session's stand-up); optionally WALK at walk_vx for a while.
+    def reach_starting_state(self, walk_vx: float | None, walk_s: float = WALK_BEFORE_FAULT_S):
+        """Lowstate flowing, the monitor OK, READY (the session's stand-up); optionally WALK at walk_vx for walk_s.
 
         Raises BringUpError when the rehearsal cannot get there (e.g. the monitor, rightly, latched on a 100 ms
         stall of an overloaded machine): the scenario never started, it may be retried.
         """
         try:
-            self._reach(walk_vx)
+            self._reach(walk_vx, walk_s)
         except (TimeoutError, RuntimeError) as e:  # SessionError and ProcessExited among them
             raise BringUpError(str(e)) from e
         if self.ros.safety_state.get("state") != "OK":
             raise BringUpError(f"the monitor latched during bring-up: {self.ros.safety_state}")
 
-    def _reach(self, walk_vx: float | None):
+    def _reach(self, walk_vx: float | None, walk_s: float):
         up = {"bringing_up": True}
         self.wait_for("rt/lowstate", lambda: self.rec.last_state_time() is not None, 30.0, **up)
         self.wait_for("the safety monitor", lambda: self.ros.safety_state.get("state") == "OK", 30.0, **up)
@@ -103,7 +103,7 @@ class ScenarioRun:
         time.sleep(0.5)
         if walk_vx is not None and not self.standin:
             self.session.walk(walk_vx)
-            time.sleep(2.0)
+            time.sleep(walk_s)
 
 
 class _Rehearsed:
@@ -134,7 +134,8 @@ class _Rehearsed:
 
 def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, recorder: WireObserver,
                  policy_path: Path, standin_script: Path | None = None, walk_vx: float | None = 0.5,
-                 try_reset: bool = False, realtime_priority: int = 0, robot: str = "go2") -> dict:
+                 try_reset: bool = False, realtime_priority: int = 0, robot: str = "go2",
+                 walk_s: float = WALK_BEFORE_FAULT_S) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     if sc.nan_policy and standin_script is None:
         policy_path = make_nan_policy(policy_path, workdir / "policy_nan.onnx", NAN_VX_TRIGGER)
@@ -144,7 +145,7 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, record
     t_wall_offset = time.time() - time.monotonic()
     tilt_limit = default_thresholds(load_robot_spec(robot)).max_roll_rad
     with _Rehearsed(config, ros, recorder) as r:
-        inj, reset, cmds, states = _run_in_rehearsal(sc, r, ros, recorder, walk_vx, try_reset)
+        inj, reset, cmds, states = _run_in_rehearsal(sc, r, ros, recorder, walk_vx, try_reset, walk_s)
     phase = "standing (READY)" if walk_vx is None or standin_script is not None else f"walking (WALK, cmd vx {walk_vx})"
     result = evaluate(sc, inj, cmds, states, r.fault_log, t_wall_offset, ros, tilt_limit, phase, robot)
     if recorder.stamp_lag_max_s is not None:  # the observer's own delay, kept out of the latency above
@@ -158,8 +159,8 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, record
 
 
 def _run_in_rehearsal(sc: Scenario, r: ScenarioRun, ros: Operator, recorder: WireObserver, walk_vx: float | None,
-                      try_reset: bool):
-    r.reach_starting_state(walk_vx)
+                      try_reset: bool, walk_s: float):
+    r.reach_starting_state(walk_vx, walk_s)
     recorder.clear()  # judge only what follows the bring-up
     cpu0 = cpu_seconds(r.pid("safety_monitor")), time.monotonic()
     time.sleep(0.3)
