@@ -2,7 +2,6 @@
 
 import math
 import signal
-import subprocess
 import time
 
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 
 from estimator.conftest import stamp_s
 from surrogait_rehearsal.harness.nodes import ready_line
-from surrogait_rehearsal.harness.processes import child_env, node_command
 
 READY = ready_line("estimator_node")
 Z_VAR = 14  # pose.covariance index of var(z)
@@ -113,25 +111,3 @@ def test_a_stalled_estimator_says_its_height_is_untrusted_then_catches_up_with_t
     assert int(values["skipped_samples"]) + int(values["dropped_samples"]) > 50, values
     assert int(values["long_gaps"]) >= 1
     assert "error" not in node.log.lower(), node.log
-
-
-@pytest.mark.rehearsal
-@pytest.mark.parametrize(
-    "params, expected",
-    [
-        ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
-        ({"contact_force_on": 5.0, "contact_force_off": 10.0}, "force_off < force_on"),
-        ({"kin_velocity_noise": 0.0}, "must be > 0"),
-        ({"robot": "go1", "udp_lowstate_port": 0}, "udp_lowstate_port 0 must be in 1..65535"),
-    ],
-    ids=["wrong-interface", "contact-thresholds", "noise", "go1"],
-)
-def test_bad_parameters_exit_with_a_clear_error(tmp_path, dds_domain, params, expected):
-    import yaml
-
-    f = tmp_path / "p.yaml"
-    f.write_text(yaml.safe_dump({"estimator_node": {"ros__parameters": params}}))
-    out = subprocess.run([*node_command("estimator_node"), "--ros-args", "--params-file", str(f)],
-                         capture_output=True, text=True, timeout=30, env=child_env(dds_domain))
-    assert out.returncode == 2
-    assert expected in out.stderr

@@ -30,6 +30,8 @@ PURE = (
 BESIDE = (  # they start processes, but need no real time and hold nothing a rehearsal uses
     "tests/safety/test_safety_monitor_node_params.py",  # the node started with bad parameters
     "tests/policy/test_policy_node_bad_inputs.py",
+    "tests/estimator/test_estimator_node_params.py",
+    "tests/rehearsal_sim/test_sim_process_params.py",
     "tests/training/test_sweep.py",  # Ray workers killed and restarted
 )
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import numpy as np
@@ -17,7 +16,6 @@ import pytest
 from surrogait_core import interfaces
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.wire import go2_wire
-from surrogait_rehearsal.harness.processes import child_env, node_command
 
 SPEC = load_robot_spec("go2")
 STOP_TIMEOUT_S = 90.0  # the simulator finishes its recording and video before it exits
@@ -203,24 +201,3 @@ def test_lowcmd_with_a_bad_crc_is_dropped_and_never_moves_a_motor(start_sim, run
     assert log["base_pos_w"][:, 2].max() < 0.1  # still lying
     np.testing.assert_allclose(log["joint_pos"][-1], log["joint_pos"][0], atol=0.01)
     assert "'crc': " in sim.log and "'crc': 0" not in sim.log
-
-
-@pytest.mark.parametrize(("params", "message"), [
-    ({"network_interface": "nosuch0"}, "network_interface 'nosuch0' does not exist"),
-    ({"dds_domain": "eleven"}, "dds_domain"),
-    ({"lowstate_rate_hz": 50.0}, "lowstate_rate_hz"),
-    ({"motor_model": "bridge"}, "motor_model 'bridge': expected one of driver, on_command"),
-])
-def test_bad_parameters_give_a_clear_error_and_a_nonzero_exit(start_sim, params, message):
-    sim = start_sim(wait=False, **params)
-    assert sim.process.wait(timeout=30) == 2
-    assert "go2_sim: error:" in sim.log and message in sim.log
-
-
-def test_a_params_file_that_is_not_yaml_is_refused(dds_domain, tmp_path):
-    bad = tmp_path / "broken.yaml"
-    bad.write_text("go2_sim: {ros__parameters: [dds_domain: 11\n")
-    out = subprocess.run([*node_command("go2_sim"), "--ros-args", "--params-file", str(bad)], capture_output=True,
-                         text=True, timeout=30, env=child_env(dds_domain))
-    assert out.returncode == 2
-    assert "go2_sim: error:" in out.stderr and "broken.yaml" in out.stderr

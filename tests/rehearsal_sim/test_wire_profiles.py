@@ -75,7 +75,7 @@ def test_a_wire_without_crc_is_refused_by_default_and_no_motor_ever_stiffens(tmp
 def test_the_suspended_dry_run_moves_the_legs_gently_and_reports_commanded_against_measured(tmp_path):
     """The robot hung in a harness, gains at a fifth: the pre-flight (alone, then before the stand-up) skips the
     folded envelope, the legs follow the policy's targets in the air, and no safety rule fires."""
-    walk = [Segment("walk 0.5 m/s in the air", 4.0, (0.5, 0.0, 0.0))]
+    walk = [Segment("walk 0.5 m/s in the air", 3.0, (0.5, 0.0, 0.0))]
     outcome = rehearse_profile(
         tmp_path, domain=DOMAIN, profile="go2", segments=walk,
         extra={"go2_sim": {"initial_pose": "suspended"}, "policy_node": {"dry_run_gain_fraction": 0.2}},
