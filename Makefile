@@ -5,6 +5,9 @@ PY := .venv/bin/python
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
+# Python keeps the bytecode it compiles (scripts/setup.sh compiles nothing ahead): where the machine sets
+# PYTHONDONTWRITEBYTECODE, every rehearsal node would compile its imports again at every start.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test test-jazzy lint bench
 

@@ -30,20 +30,16 @@ PACKAGES=(ros2_ws/src/*/ training/)
 hash=$(cat requirements.txt ros2_ws/src/*/setup.py ros2_ws/src/*/package.xml training/pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$hash" ]; then
   echo "setup: installing Python dependencies into .venv (first run takes about a minute)"
-  # pip byte-compiles what it installs (half of a fresh setup's time, and worth it: where PYTHONDONTWRITEBYTECODE
-  # is set, as on this project's CI machines, nothing compiled later is kept, and every node of every rehearsal
-  # compiled rclpy, onnxruntime and mujoco again at start-up: 90 s more of `make test` on a fresh clone). The
-  # project's own packages build with the setuptools that requirements.txt installs, not in a fresh isolated
-  # build environment each, and are compiled here too.
+  # Nothing is byte-compiled here (pip's compiling of every installed file was 25 s of a fresh setup): the
+  # Makefile lets Python keep the bytecode it compiles (this project's CI machines set PYTHONDONTWRITEBYTECODE,
+  # and then every node of every rehearsal compiled rclpy, onnxruntime and mujoco again at start-up), so each
+  # module is compiled once, the first time anything imports it, and only what runs is compiled. The project's
+  # own packages build with the setuptools that requirements.txt installs, not in a fresh isolated build
+  # environment each.
   .venv/bin/python -m pip install -q --upgrade pip  # the venv's pip 23 resolves the pins half as fast
-  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q --no-compile -r requirements.txt
   editable=()
   for p in "${PACKAGES[@]}"; do editable+=(-e "$p"); done
-  .venv/bin/python -m pip install -q --no-deps --no-build-isolation "${editable[@]}"
-  modules=()  # the packages' importable folders only (a launch folder's listing is compared with its install)
-  for p in "${PACKAGES[@]}"; do
-    for d in "$p"surrogait_*/; do if [ -f "$d/__init__.py" ]; then modules+=("$d"); fi; done
-  done
-  .venv/bin/python -m compileall -q -j 0 "${modules[@]}" >/dev/null
+  .venv/bin/python -m pip install -q --no-compile --no-deps --no-build-isolation "${editable[@]}"
   echo "$hash" > .venv/.setup-hash
 fi
