@@ -2,6 +2,7 @@
 so a fault raised while the whole VM was paused can be told from one the stack caused."""
 
 import json
+import os
 import time
 
 import numpy as np
@@ -32,17 +33,37 @@ def test_the_worst_burst_is_found_within_its_window():
     assert worst_window(times, ticks, window_s=0.02) == (4, 0.08)  # one sample interval at most
 
 
+def write_stat(path, text: str) -> None:
+    """As the kernel answers a read of /proc/stat: whole (a sampler must never read a half-written file)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def test_the_sampler_reads_the_count_while_a_session_runs(tmp_path):
     stat = tmp_path / "stat"
-    stat.write_text(STAT.format(steal=500))
+    write_stat(stat, STAT.format(steal=500))
     sampler = StealSampler(period_s=0.005, stat_path=stat).start()
     time.sleep(0.05)
-    stat.write_text(STAT.format(steal=503))  # the host takes 3 ticks
+    write_stat(stat, STAT.format(steal=503))  # the host takes 3 ticks
     time.sleep(0.05)
     summary = sampler.stop()
     assert summary.available and summary.samples >= 5
     assert summary.total_ms == pytest.approx(3 * sampler.tick_ms)
     assert summary.worst_ms == pytest.approx(3 * sampler.tick_ms)
+
+
+def test_an_unreadable_sample_is_a_gap_not_the_end_of_the_measurement(tmp_path):
+    stat = tmp_path / "stat"
+    write_stat(stat, STAT.format(steal=500))
+    sampler = StealSampler(period_s=0.005, stat_path=stat).start()
+    time.sleep(0.03)
+    write_stat(stat, "")  # a read that finds no cpu line (seen when a test rewrote the file mid-read)
+    time.sleep(0.03)
+    write_stat(stat, STAT.format(steal=502))
+    time.sleep(0.03)
+    summary = sampler.stop()
+    assert summary.available and summary.total_ms == pytest.approx(2 * sampler.tick_ms)
 
 
 def test_without_a_steal_count_it_says_it_measured_nothing(tmp_path):

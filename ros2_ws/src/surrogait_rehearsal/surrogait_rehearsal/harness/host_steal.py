@@ -11,6 +11,7 @@ thread of the harness, so the report can show how much was taken and when the wo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -71,7 +72,10 @@ class StealSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(self.period_s):
-            self._sample()
+            try:
+                self._sample()
+            except (OSError, ValueError):
+                continue  # one unreadable sample is a gap in the record, not the end of the measurement
 
     def start(self) -> StealSampler:
         try:
@@ -85,7 +89,8 @@ class StealSampler:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
-            self._sample()
+            with contextlib.suppress(OSError, ValueError):
+                self._sample()
         if not self._ticks:
             return StealSummary(available=False)
         worst, at = worst_window(self._times, self._ticks, self.window_s)
