@@ -11,7 +11,6 @@ thread of the harness, so the report can show how much was taken and when the wo
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import threading
@@ -66,21 +65,23 @@ class StealSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="steal_sampler", daemon=True)
 
-    def _sample(self) -> None:
-        self._ticks.append(read_steal_ticks(self.stat_path.read_text()))
+    def _sample(self) -> bool:
+        """Record one reading; False where the count cannot be read (no /proc/stat here, or a read without its cpu
+        line): one unreadable sample is a gap in the record, not the end of the measurement."""
+        try:
+            ticks = read_steal_ticks(self.stat_path.read_text())
+        except (OSError, ValueError):
+            return False
+        self._ticks.append(ticks)
         self._times.append(time.time())
+        return True
 
     def _run(self) -> None:
         while not self._stop.wait(self.period_s):
-            try:
-                self._sample()
-            except (OSError, ValueError):
-                continue  # one unreadable sample is a gap in the record, not the end of the measurement
+            self._sample()
 
     def start(self) -> StealSampler:
-        try:
-            self._sample()
-        except (OSError, ValueError):
+        if not self._sample():
             return self  # nothing to measure here; stop() says so
         self._thread.start()
         return self
@@ -89,8 +90,7 @@ class StealSampler:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
-            with contextlib.suppress(OSError, ValueError):
-                self._sample()
+            self._sample()
         if not self._ticks:
             return StealSummary(available=False)
         worst, at = worst_window(self._times, self._ticks, self.window_s)
