@@ -268,28 +268,40 @@ def write_contract(onnx_path: Path | str, contract: PolicyContract) -> None:
     tmp.replace(onnx_path)
 
 
-def read_metadata(onnx_path: Path) -> dict[str, str]:
-    """An ONNX file's metadata, read by onnxruntime. The nodes load onnxruntime anyway; importing the `onnx`
-    package (it pulls in ml_dtypes) cost each node that reads a contract 0.6-1 s of CPU at start-up, on the
-    cores the simulator or the robot's other processes are using then. One thread: no pool is started."""
+def open_session(onnx_path: Path | str, threads: int = 1):
+    """onnxruntime's session of a policy file (`threads` for its operators); PolicyFileError where the file is
+    missing or unreadable. The contract is read from its metadata too: the nodes load onnxruntime anyway, and the
+    `onnx` package (it pulls in ml_dtypes) cost each node 0.6-1 s of CPU at start-up, on the cores the simulator or
+    the robot's other processes are using then."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.log_severity_level = 3  # a corrupt file is reported below, not logged by onnxruntime too
-    try:
-        session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-    except Exception as e:  # onnxruntime raises several types for a corrupt file
-        raise PolicyFileError(f"{onnx_path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
-    return dict(session.get_modelmeta().custom_metadata_map)
-
-
-def read_contract_json(onnx_path: Path | str) -> dict:
-    """The raw contract of an ONNX policy as a JSON object, of whatever schema version (for upgrades)."""
     path = Path(onnx_path)
     if not path.is_file():
         raise PolicyFileError(f"{path}: policy file not found; export one with `surrogait-train export`")
-    meta = read_metadata(path)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    options.log_severity_level = 3  # a corrupt file is reported below, not logged by onnxruntime too
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises several types for a corrupt file
+        raise PolicyFileError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+
+
+def session_metadata(session) -> dict[str, str]:
+    """The metadata of the ONNX file an onnxruntime session was made from."""
+    return dict(session.get_modelmeta().custom_metadata_map)
+
+
+def read_metadata(onnx_path: Path | str) -> dict[str, str]:
+    """An ONNX file's metadata, read by onnxruntime."""
+    return session_metadata(open_session(onnx_path))
+
+
+def read_contract_json(onnx_path: Path | str, metadata: dict[str, str] | None = None) -> dict:
+    """The raw contract of an ONNX policy as a JSON object, of whatever schema version (for upgrades); from
+    `metadata` where the file's is already read (an OnnxPolicy's session)."""
+    path = Path(onnx_path)
+    meta = read_metadata(path) if metadata is None else metadata
     if METADATA_KEY not in meta:
         raise MissingContractError(
             f"{path}: no surrogait policy contract in the ONNX metadata; this file was not exported "
@@ -304,9 +316,10 @@ def read_contract_json(onnx_path: Path | str) -> dict:
     return raw
 
 
-def read_contract(onnx_path: Path | str, robot: str | None = None) -> PolicyContract:
+def read_contract(onnx_path: Path | str, robot: str | None = None,
+                  metadata: dict[str, str] | None = None) -> PolicyContract:
     """Read and check the contract of an ONNX policy; `robot` refuses a policy for another robot."""
-    contract = PolicyContract.from_dict(read_contract_json(onnx_path), source=str(onnx_path))
+    contract = PolicyContract.from_dict(read_contract_json(onnx_path, metadata), source=str(onnx_path))
     if robot is not None:
         contract.check_robot(robot, str(onnx_path))
     return contract

@@ -6,24 +6,22 @@ from pathlib import Path
 
 import numpy as np
 
-from surrogait_core.policy.contract import PolicyContract, PolicyFileError, read_contract
+from surrogait_core.policy.contract import (
+    PolicyContract,
+    PolicyFileError,
+    open_session,
+    read_contract,
+    session_metadata,
+)
 
 
 class OnnxPolicy:
     """An exported policy: its contract, and `act(obs) -> action` with onnxruntime."""
 
     def __init__(self, path: Path | str, robot: str | None = None, threads: int = 1):
-        import onnxruntime as ort
-
         self.path = Path(path)
-        self.contract: PolicyContract = read_contract(self.path, robot=robot)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        try:
-            self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        except Exception as e:
-            raise PolicyFileError(f"{self.path}: onnxruntime cannot load it ({e})") from None
+        self.session = open_session(self.path, threads)  # the file is opened once: its contract is in its metadata
+        self.contract: PolicyContract = read_contract(self.path, robot=robot, metadata=session_metadata(self.session))
         inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
         if len(inputs) != 1 or len(outputs) < 1:
             raise PolicyFileError(f"{self.path}: expected one input (obs) and an action output")
