@@ -143,6 +143,14 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     if first_fault is not None and first_fault["cause"] == "policy_silent":
         silence_start = max((t for t, _ in cmds if t <= t_fault), default=t_fault)
     monitor_wrote = any(e["event"] == "monitor_damping_on" and e["time"] >= t_fault_wall - 0.5 for e in log)
+    # What a late reaction says about the host: the monitor's own stalls (it logs each) and the longest gap in
+    # what the wire observer received, both from the fault to the first damping. A 500 Hz stream that
+    # reached the observer with a 100 ms hole, while the monitor reports it did not run, is a paused host.
+    until_wall = (first_damp if first_damp is not None else t_fault + 1.0) + t_wall_offset
+    monitor_stalls_ms = [round(e.get("values", {}).get("gap_s", 0.0) * 1e3) for e in log
+                         if e.get("event") == "monitor_stall" and t_fault_wall - 0.5 <= e["time"] <= until_wall + 0.1]
+    window = [t for t, _ in cmds if t_fault - 0.05 <= t <= until_wall - t_wall_offset]
+    wire_gap_ms = round(float(np.max(np.diff(window))) * 1e3, 1) if len(window) > 1 else None
     result.update(
         latency_s=None if latency is None else round(latency, 4),
         monitor_latched_after_s=None if first_fault is None else round(first_fault["time"] - t_fault_wall, 4),
@@ -154,6 +162,8 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         else round(first_damp - silence_start - silence, 4),
         # From the fault itself, silences included (issue 12): a silence must be noticed within the target too.
         latency_ok=latency is not None and latency <= LATENCY_TARGET_S,
+        monitor_stalls_ms=monitor_stalls_ms,
+        longest_wire_gap_to_damping_ms=wire_gap_ms,
         who_damped="monitor" if first_by_monitor else ("policy node, then the monitor too" if monitor_wrote
                                                          else "policy node"),
         commands_after_fault=len(after) - rogue_count,
