@@ -32,10 +32,11 @@ from machine_info import describe_machine  # noqa: E402
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
-def reference_only(gait: str, out: Path) -> Path:
-    """The gait's reference as a policy: the shipped config's residual actor with its last layer zeroed."""
-    trainer = Trainer(load_config(None, [f"env.gait={gait}", "learner.residual_reference=true", "env.num_envs=1"]),
-                      out.parent / "run")
+def reference_only(gait: str, out: Path, overrides: list[str] = ()) -> Path:
+    """The gait's reference as a policy: the shipped config's residual actor with its last layer zeroed
+    (`overrides`: config overrides of the reference, e.g. its balance step gains)."""
+    trainer = Trainer(load_config(None, [f"env.gait={gait}", "learner.residual_reference=true", "env.num_envs=1",
+                                         *overrides]), out.parent / "run")
     with torch.no_grad():
         trainer.actor.net[-1].weight.zero_()
         trainer.actor.net[-1].bias.zero_()
@@ -61,6 +62,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("policies", nargs="*", type=Path)
     parser.add_argument("--reference-only", action="store_true", help="judge the gait's reference alone first")
+    parser.add_argument("--reference-override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for --reference-only (repeatable), e.g. env.balance_step_roll_m=0.1")
     parser.add_argument("--gait", default="pace")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--note", default="", help="where the policies come from, for the results page")
@@ -68,7 +71,7 @@ def main() -> None:
     policies = list(args.policies)
     if args.reference_only:
         out = Path("runs/pace_yaw_wander") / f"reference_{args.gait}.onnx"
-        policies.insert(0, reference_only(args.gait, out))
+        policies.insert(0, reference_only(args.gait, out, args.reference_override))
     rows = [row for p in policies for row in judge(p, args.gait, args.episodes)]
     machine = describe_machine()
     (RESULTS / "pace_yaw_wander.json").write_text(json.dumps({"gait": args.gait, "note": args.note, "rows": rows,

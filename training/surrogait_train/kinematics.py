@@ -92,16 +92,19 @@ class LegKinematics(torch.nn.Module):
         """Hip joint origins in the base frame (4, 3), SDK leg order."""
         return self.offsets[:, 0]
 
-    @torch.no_grad()
     def inverse(self, feet_b: torch.Tensor, joint_pos_init: torch.Tensor, iterations: int = 4) -> torch.Tensor:
-        """Joint angles (..., 12) placing the feet at `feet_b` (..., 4, 3): damped Gauss-Newton from a guess."""
-        q = joint_pos_init.expand(*feet_b.shape[:-2], 12).clone()
+        """Joint angles (..., 12) placing the feet at `feet_b` (..., 4, 3): damped Gauss-Newton from a guess.
+
+        Where `feet_b` carries a gradient, it is the solution's (dq = J^-1 dfeet): the iterations run without one
+        and the last takes it, not a gradient through every iteration."""
         eye = 1e-4 * torch.eye(3, dtype=feet_b.dtype, device=feet_b.device)
-        for _ in range(iterations):
-            pos, jac = self(q)
-            dq = solve_3x3(jac + eye, feet_b - pos)
-            q = q + dq.reshape(q.shape)
-        return q
+        with torch.no_grad():
+            q = joint_pos_init.expand(*feet_b.shape[:-2], 12).clone()
+            for _ in range(iterations - 1):
+                pos, jac = self(q)
+                q = q + solve_3x3(jac + eye, feet_b - pos).reshape(q.shape)
+        pos, jac = self(q)
+        return q + solve_3x3(jac + eye, feet_b - pos).reshape(q.shape)
 
 
 def solve_3x3(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

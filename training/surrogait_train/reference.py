@@ -26,7 +26,7 @@ from torch import nn
 from surrogait_core.policy.contract import PolicyContract
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
-from surrogait_train.rewards import gait_reference
+from surrogait_train.rewards import balance_step_y, gait_reference
 
 
 def observation_slice(contract: PolicyContract, name: str) -> tuple[int, int, float]:
@@ -54,6 +54,7 @@ class GaitReference(nn.Module):
         nominal_feet_b: torch.Tensor,
         foot_radius_m: float,
         stand_speed_m_s: float = 0.0,
+        balance_step_gains: tuple[float, float] = (0.0, 0.0),
     ):
         super().__init__()
         gaits = contract.gaits or (contract.gait,)
@@ -64,9 +65,12 @@ class GaitReference(nn.Module):
         self.kinematics = kinematics
         self.foot_radius_m = float(foot_radius_m)
         self.stand_speed_m_s = float(stand_speed_m_s)
+        self.balance_step_gains = (float(balance_step_gains[0]), float(balance_step_gains[1]))
         self.clock = observation_slice(contract, "gait_clock")
         self.command = observation_slice(contract, "command")
         self.gait_params = observation_slice(contract, "gait_params") if contract.gaits else None
+        self.gravity = observation_slice(contract, "projected_gravity_b")
+        self.ang_vel = observation_slice(contract, "base_ang_vel_b")
         self.period_s, self.duty_factor = contract.gait.period_s, contract.gait.duty_factor
         self.control_dt_s = contract.control_dt_s
         # constants of the contract and the robot model: they follow the module to a device, no checkpoint stores them
@@ -77,8 +81,11 @@ class GaitReference(nn.Module):
 
     def describe(self) -> dict:
         """What the reference is, for the policy file's metadata (export.ACTION_REFERENCE_KEY)."""
-        return {"kind": "gait_kinematic", "stand_speed_m_s": self.stand_speed_m_s,
-                "swing_height_m": self.swing_height_m}
+        described = {"kind": "gait_kinematic", "stand_speed_m_s": self.stand_speed_m_s,
+                     "swing_height_m": self.swing_height_m}
+        if any(self.balance_step_gains):  # an open-loop reference's description stays as files made before it say
+            described["balance_step_roll_m"], described["balance_step_roll_rate_m_s"] = self.balance_step_gains
+        return described
 
     def _term(self, obs: torch.Tensor, where: tuple[int, int, float]) -> torch.Tensor:
         start, end, scale = where
@@ -94,14 +101,19 @@ class GaitReference(nn.Module):
         return GaitBatch(params[:, 0:1], params[:, 1:2], params[:, 2:6], ones * self.swing_height_m)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            gait = self.gait(obs)
+        # the clock and the command carry no gradient; a balance step feeds back the body's roll, and the
+        # trainer's gradient goes through it (a step now changes the roll the reference answers next)
+        feedback = any(self.balance_step_gains)
+        with torch.set_grad_enabled(torch.is_grad_enabled() and feedback):
+            gait = self.gait(obs.detach())
             # the targets hold for the coming control period: aim at where the clock will be at its end
-            phases = torch.remainder(phases_from_clock(self._term(obs, self.clock)) + self.control_dt_s / gait.period_s,
-                                     1.0)
-            command = self._term(obs, self.command)
+            phases = torch.remainder(phases_from_clock(self._term(obs.detach(), self.clock))
+                                     + self.control_dt_s / gait.period_s, 1.0)
+            command = self._term(obs.detach(), self.command)
+            shift = (balance_step_y(self._term(obs, self.gravity), self._term(obs, self.ang_vel),
+                                    *self.balance_step_gains) if feedback else None)
             ref_xy, ref_height, _ = gait_reference(gait, phases, command, self.nominal_feet_b, self.foot_radius_m,
-                                                   self.stand_speed_m_s)
+                                                   self.stand_speed_m_s, shift)
             z = self.nominal_feet_b[:, 2] + ref_height - self.foot_radius_m
             feet = torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1)
             joint_pos = self.kinematics.inverse(feet, self.default_joint_pos)

@@ -47,13 +47,34 @@ def stepping_amplitude(command: torch.Tensor, nominal_feet_b: torch.Tensor, stan
     return (speed / stand_speed_m_s).clamp(0.0, 1.0)
 
 
+# m: the most a balance step moves a foot: a catch, inside the leg's workspace, whatever the observation says
+# (a 0.05 m step answers a 0.25 rad roll at the gain the pace uses; beyond it the robot is falling anyway)
+BALANCE_STEP_MAX_M = 0.05
+
+
+def balance_step_y(
+    projected_gravity_b: torch.Tensor, base_ang_vel_b: torch.Tensor, roll_gain_m: float, roll_rate_gain_m_s: float
+) -> torch.Tensor:
+    """m: the sideways shift of every foot's reference that catches a roll (N, 1), toward the side the body falls to.
+
+    On a pace each step stands on one side's two feet and the body, beside that line, falls to the other side;
+    a pace controller catches it by where it puts the next feet (Raibert's foot placement on the lateral velocity).
+    The policy observes no body velocity, but the fall about the stance line is a roll: a roll phi > 0 lifts the
+    left side (projected gravity y = -sin phi) and a roll rate w_x > 0 moves the body above the feet to -y, so
+    both shift the feet to -y (the stance feet, pushing on the ground, carry the body back to +y).
+    """
+    shift = roll_gain_m * projected_gravity_b[:, 1:2] - roll_rate_gain_m_s * base_ang_vel_b[:, 0:1]
+    return shift.clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
+
+
 def gait_reference(
     gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
-    foot_radius_m: float, stand_speed_m_s: float = 0.0,
+    foot_radius_m: float, stand_speed_m_s: float = 0.0, lateral_shift_m: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
     (one gait for every robot, or each robot's own: `GaitBatch`); with `stand_speed_m_s` the swing shrinks to
-    standing at a zero command (`stepping_amplitude`)."""
+    standing at a zero command (`stepping_amplitude`); `lateral_shift_m` (N, 1) moves every foot sideways
+    (`balance_step_y`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
@@ -70,6 +91,8 @@ def gait_reference(
     half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
     ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
     xy = nominal_feet_b[:, :2] + ramp * half_step
+    if lateral_shift_m is not None:
+        xy = xy + torch.cat([torch.zeros_like(lateral_shift_m), lateral_shift_m], dim=-1).unsqueeze(1)
     return xy, height, stance
 
 
@@ -99,6 +122,7 @@ def compute_rewards(
     foot_ground_offset: torch.Tensor | None = None,
     stand_speed_m_s: float = 0.0,
     term_means_on_host: bool = True,
+    balance_step_gains: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
     `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
@@ -112,8 +136,10 @@ def compute_rewards(
         foot_height = foot_height - foot_ground_offset
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
+    # the reference the residual actor steps to, its balance step included (`reference.GaitReference`)
+    shift = balance_step_y(g, w, *balance_step_gains) if any(balance_step_gains) else None
     ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
-                                                stand_speed_m_s)
+                                                stand_speed_m_s, shift)
     if cfg.joint_ref != 0.0:
         ref_feet = torch.cat([ref_xy, (nominal_feet_b[:, 2] + ref_height - foot_radius_m).unsqueeze(-1)], dim=-1)
         joint_ref = kinematics.inverse(ref_feet, default_joint_pos)

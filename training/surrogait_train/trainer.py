@@ -182,12 +182,14 @@ class Trainer:
         )
         file_reference = action_reference_of(path)
         run_reference = self.learner.actor.reference.describe() if self.learner.actor.reference is not None else None
-        if file_reference != run_reference:
+        if _without_balance_step(file_reference) != _without_balance_step(run_reference):
             raise PolicyFileMismatch(
                 f"{path}: its actor is {_actor_kind(file_reference)} but this run's is {_actor_kind(run_reference)}; "
                 "set learner.residual_reference (and env.stand_speed_m_s) to match the file"
             )
         changed = policy.changed_fields
+        if file_reference != run_reference:  # the same reference with other feedback gains: the network's inputs
+            changed = [*changed, "reference balance step"]  # and outputs mean the same, so it fine-tunes
         self.learner.actor.load_state_dict(policy.actor_state)
         note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)
         if note:
@@ -314,6 +316,13 @@ class Trainer:
             csv_file.close()
         self.save_checkpoint()
         return stats
+
+
+def _without_balance_step(reference: dict | None) -> dict | None:
+    """A reference's description less its balance step gains (`reference.GaitReference.describe`)."""
+    if reference is None:
+        return None
+    return {k: v for k, v in reference.items() if not k.startswith("balance_step_")}
 
 
 def _actor_kind(reference: dict | None) -> str:
