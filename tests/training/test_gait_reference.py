@@ -14,11 +14,11 @@ from surrogait_train.evaluate import command_set, evaluate_policy
 from surrogait_train.export import action_reference_of, export_onnx, parity_error
 from surrogait_train.onnx_init import PolicyFileMismatch
 from surrogait_train.reference import phases_from_clock
-from surrogait_train.rewards import balance_step_y, gait_reference
+from surrogait_train.rewards import balance_step, gait_reference
 from surrogait_train.trainer import Trainer
 
 RESIDUAL = ["learner.residual_reference=true", "env.stand_speed_m_s=0.1"]
-BALANCE_STEP = ["env.balance_step_roll_m=0.2", "env.balance_step_roll_rate_m_s=0.01"]
+BALANCE_STEP = ["env.balance_step_roll_m=0.2", "env.balance_step_roll_rate_m_s=0.01", "env.balance_step_yaw_rate_s=0.2"]
 
 
 def residual_trainer(tmp_path, tiny_overrides, *extra: str) -> Trainer:
@@ -99,15 +99,28 @@ def test_the_balance_step_moves_every_foot_toward_the_side_the_body_falls_to(tmp
     gravity_b = torch.tensor([[0.0, 0.0, -1.0], [0.0, -np.sin(roll), -np.cos(roll)], [0.0, 0.0, -1.0]],
                              dtype=torch.float32)
     ang_vel_b = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])  # rolling toward the right
-    shift = balance_step_y(gravity_b, ang_vel_b, 0.2, 0.01)
-    torch.testing.assert_close(shift, torch.tensor([[0.0], [-0.2 * np.sin(roll)], [-0.02]],
-                                                    dtype=torch.float32))
-    phases, commands = torch.full((3, 4), 0.3), torch.tensor([[0.5, 0.0, 0.0]]).repeat(3, 1)
+    commands = torch.tensor([[0.5, 0.0, 0.0]]).repeat(3, 1)
+    shift = balance_step(gravity_b, ang_vel_b, commands, env.nominal_feet_b, (0.2, 0.01, 0.0))
+    torch.testing.assert_close(shift[..., 0], torch.zeros(3, 4))
+    torch.testing.assert_close(shift[..., 1], torch.tensor([[0.0], [-0.2 * np.sin(roll)], [-0.02]],
+                                                           dtype=torch.float32).expand(3, 4))
+    phases = torch.full((3, 4), 0.3)
     still, _, _ = gait_reference(env.gait, phases, commands, env.nominal_feet_b, env.spec.foot_radius_m)
     moved, _, _ = gait_reference(env.gait, phases, commands, env.nominal_feet_b, env.spec.foot_radius_m,
-                                 lateral_shift_m=shift)
-    torch.testing.assert_close(moved[..., 0], still[..., 0])
-    torch.testing.assert_close(moved[..., 1] - still[..., 1], shift.expand(3, 4))
+                                 balance_shift_m=shift)
+    torch.testing.assert_close(moved - still, shift)
+
+
+def test_turning_faster_than_asked_moves_each_foot_along_its_hips_extra_velocity():
+    feet = torch.tensor([[0.18, -0.17, -0.3], [0.18, 0.17, -0.3], [-0.27, -0.17, -0.3], [-0.27, 0.17, -0.3]])
+    gravity_b = torch.tensor([[0.0, 0.0, -1.0]]).repeat(2, 1)
+    ang_vel_b = torch.tensor([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]])  # rad/s, turning left
+    commands = torch.tensor([[0.5, 0.0, 0.5], [0.5, 0.0, 0.0]])  # as asked; 0.5 rad/s faster than asked
+    shift = balance_step(gravity_b, ang_vel_b, commands, feet, (0.0, 0.0, 0.2))
+    torch.testing.assert_close(shift[0], torch.zeros(4, 2))
+    hip_extra_velocity = 0.5 * torch.stack([-feet[:, 1], feet[:, 0]], dim=-1)  # (w - w_cmd) z x p
+    torch.testing.assert_close(shift[1], 0.2 * hip_extra_velocity)
+    assert shift[1, 0, 1] > 0 > shift[1, 2, 1], "front feet step left, rear feet right, about the turn"
 
 
 def test_a_balance_stepped_reference_exports_with_its_gains_and_carries_the_gradient_of_the_roll(
@@ -117,7 +130,8 @@ def test_a_balance_stepped_reference_exports_with_its_gains_and_carries_the_grad
     path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "balance.onnx")
     assert parity_error(trainer.actor, path) < 1e-5
     assert action_reference_of(path) == {"kind": "gait_kinematic", "stand_speed_m_s": 0.1, "swing_height_m": 0.08,
-                                         "balance_step_roll_m": 0.2, "balance_step_roll_rate_m_s": 0.01}
+                                         "balance_step_roll_m": 0.2, "balance_step_roll_rate_m_s": 0.01,
+                                         "balance_step_yaw_rate_s": 0.2}
     env = trainer.env
     obs = env.observation(env.state, env.last_action).detach().requires_grad_(True)
     trainer.actor.reference(obs).sum().backward()
@@ -134,13 +148,16 @@ def test_a_balance_stepped_reference_exports_with_its_gains_and_carries_the_grad
     torch.testing.assert_close(open_loop.actor.net[-1].weight, trainer.actor.net[-1].weight)
 
 
-def test_the_balance_step_halves_the_sway_of_the_pace_reference_in_mujoco(tmp_path, tiny_overrides):
-    """The open-loop pace reference sways sideways at ~0.25 m/s RMS with no sideways command: each step stands on
-    one side's feet and nothing catches the fall to the other (bench/results/pace_yaw_wander.md); fed back on the
-    roll and roll rate it observes, it sways at less than half that (0.08 measured over 8 episodes)."""
+def test_the_balance_step_halves_the_sway_and_the_yaw_swing_of_the_pace_reference_in_mujoco(
+    tmp_path, tiny_overrides
+):
+    """The open-loop pace reference sways sideways at ~0.25 m/s RMS and swings ~1 rad/s in yaw with no sideways or
+    turn command: each step stands on one side's feet and pushes off one side, and nothing catches either
+    (bench/results/pace_yaw_wander.md); fed back on the roll, roll rate and yaw rate it observes, it does less
+    than half of both (0.08 m/s and 0.24 rad/s measured over 16 episodes)."""
     straight = command_set(4)
     straight[:, 1:] = 0.0
-    sway = {}
+    judged = {}
     for name, extra in (("open loop", []), ("balance step", BALANCE_STEP)):
         trainer = residual_trainer(tmp_path / name, tiny_overrides, "env.gait=pace", *extra)
         with torch.no_grad():
@@ -149,5 +166,6 @@ def test_the_balance_step_halves_the_sway_of_the_pace_reference_in_mujoco(tmp_pa
         path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / f"{name}.onnx")
         result = evaluate_policy(path, num_episodes=4, episode_s=8.0, num_threads=1, gait="pace", commands=straight)
         assert result.fall_rate == 0.0, name
-        sway[name] = result.vy_rmse
-    assert sway["balance step"] < 0.5 * sway["open loop"], sway
+        judged[name] = (result.vy_rmse, result.yaw_rate_rmse)
+    assert judged["balance step"][0] < 0.5 * judged["open loop"][0], judged
+    assert judged["balance step"][1] < 0.5 * judged["open loop"][1], judged

@@ -80,10 +80,12 @@ class EnvConfig:
     # m/s of commanded foot speed (|v_xy| + r |yaw rate|) below which the gait's reference swing shrinks in
     # proportion, to standing on four feet at a zero command (rewards.stepping_amplitude); 0 = always step
     stand_speed_m_s: float = 0.0
-    # The gait reference's balance step (rewards.balance_step_y): m of sideways foot shift per unit of sin(roll)
-    # and per rad/s of roll rate, in the residual actor's reference and the foot_placement reward's; 0 = open loop
+    # The gait reference's balance step (rewards.balance_step), in the residual actor's reference and the
+    # foot_placement reward's: m of sideways foot shift per unit of sin(roll) and per rad/s of roll rate, and the
+    # feet moved along the hips' velocity from the yaw-rate error times this many seconds; 0 = open loop
     balance_step_roll_m: float = 0.0
     balance_step_roll_rate_m_s: float = 0.0
+    balance_step_yaw_rate_s: float = 0.0
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
     # place this default is defined.
@@ -92,6 +94,10 @@ class EnvConfig:
     fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
     # A named edit of the robot model (surrogait_train.model_variants), e.g. another contact model; "" = as is.
     model_variant: str = ""
+
+    @property
+    def balance_step_gains(self) -> tuple[float, float, float]:
+        return self.balance_step_roll_m, self.balance_step_roll_rate_m_s, self.balance_step_yaw_rate_s
 
 
 @dataclasses.dataclass

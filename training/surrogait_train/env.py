@@ -460,7 +460,7 @@ class LocomotionEnv:
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s,
-            balance_step_gains=(self.cfg.balance_step_roll_m, self.cfg.balance_step_roll_rate_m_s),
+            balance_step_gains=self.cfg.balance_step_gains,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:

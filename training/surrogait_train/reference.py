@@ -26,7 +26,11 @@ from torch import nn
 from surrogait_core.policy.contract import PolicyContract
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
-from surrogait_train.rewards import balance_step_y, gait_reference
+from surrogait_train.rewards import balance_step, gait_reference
+
+
+# the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
+BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s")
 
 
 def observation_slice(contract: PolicyContract, name: str) -> tuple[int, int, float]:
@@ -54,7 +58,7 @@ class GaitReference(nn.Module):
         nominal_feet_b: torch.Tensor,
         foot_radius_m: float,
         stand_speed_m_s: float = 0.0,
-        balance_step_gains: tuple[float, float] = (0.0, 0.0),
+        balance_step_gains: tuple[float, float, float] = (0.0, 0.0, 0.0),
     ):
         super().__init__()
         gaits = contract.gaits or (contract.gait,)
@@ -65,7 +69,7 @@ class GaitReference(nn.Module):
         self.kinematics = kinematics
         self.foot_radius_m = float(foot_radius_m)
         self.stand_speed_m_s = float(stand_speed_m_s)
-        self.balance_step_gains = (float(balance_step_gains[0]), float(balance_step_gains[1]))
+        self.balance_step_gains = tuple(float(gain) for gain in balance_step_gains)
         self.clock = observation_slice(contract, "gait_clock")
         self.command = observation_slice(contract, "command")
         self.gait_params = observation_slice(contract, "gait_params") if contract.gaits else None
@@ -84,7 +88,7 @@ class GaitReference(nn.Module):
         described = {"kind": "gait_kinematic", "stand_speed_m_s": self.stand_speed_m_s,
                      "swing_height_m": self.swing_height_m}
         if any(self.balance_step_gains):  # an open-loop reference's description stays as files made before it say
-            described["balance_step_roll_m"], described["balance_step_roll_rate_m_s"] = self.balance_step_gains
+            described.update(zip(BALANCE_STEP_KEYS, self.balance_step_gains, strict=True))
         return described
 
     def _term(self, obs: torch.Tensor, where: tuple[int, int, float]) -> torch.Tensor:
@@ -101,8 +105,8 @@ class GaitReference(nn.Module):
         return GaitBatch(params[:, 0:1], params[:, 1:2], params[:, 2:6], ones * self.swing_height_m)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        # the clock and the command carry no gradient; a balance step feeds back the body's roll, and the
-        # trainer's gradient goes through it (a step now changes the roll the reference answers next)
+        # the clock and the command carry no gradient; a balance step feeds back the body's roll and turning,
+        # and the trainer's gradient goes through it (a step now changes the roll the reference answers next)
         feedback = any(self.balance_step_gains)
         with torch.set_grad_enabled(torch.is_grad_enabled() and feedback):
             gait = self.gait(obs.detach())
@@ -110,8 +114,8 @@ class GaitReference(nn.Module):
             phases = torch.remainder(phases_from_clock(self._term(obs.detach(), self.clock))
                                      + self.control_dt_s / gait.period_s, 1.0)
             command = self._term(obs.detach(), self.command)
-            shift = (balance_step_y(self._term(obs, self.gravity), self._term(obs, self.ang_vel),
-                                    *self.balance_step_gains) if feedback else None)
+            shift = (balance_step(self._term(obs, self.gravity), self._term(obs, self.ang_vel), command,
+                                  self.nominal_feet_b, self.balance_step_gains) if feedback else None)
             ref_xy, ref_height, _ = gait_reference(gait, phases, command, self.nominal_feet_b, self.foot_radius_m,
                                                    self.stand_speed_m_s, shift)
             z = self.nominal_feet_b[:, 2] + ref_height - self.foot_radius_m

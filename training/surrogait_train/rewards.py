@@ -52,29 +52,36 @@ def stepping_amplitude(command: torch.Tensor, nominal_feet_b: torch.Tensor, stan
 BALANCE_STEP_MAX_M = 0.05
 
 
-def balance_step_y(
-    projected_gravity_b: torch.Tensor, base_ang_vel_b: torch.Tensor, roll_gain_m: float, roll_rate_gain_m_s: float
+def balance_step(
+    projected_gravity_b: torch.Tensor, base_ang_vel_b: torch.Tensor, command: torch.Tensor,
+    nominal_feet_b: torch.Tensor, gains: tuple[float, float, float],
 ) -> torch.Tensor:
-    """m: the sideways shift of every foot's reference that catches a roll (N, 1), toward the side the body falls to.
+    """m: how far each foot's reference moves to catch the body (N, 4, 2), Raibert's foot placement on what the
+    policy observes; `gains` = (m per unit sin(roll), m per rad/s of roll rate, s on the yaw-rate error).
 
-    On a pace each step stands on one side's two feet and the body, beside that line, falls to the other side;
-    a pace controller catches it by where it puts the next feet (Raibert's foot placement on the lateral velocity).
-    The policy observes no body velocity, but the fall about the stance line is a roll: a roll phi > 0 lifts the
-    left side (projected gravity y = -sin phi) and a roll rate w_x > 0 moves the body above the feet to -y, so
-    both shift the feet to -y (the stance feet, pushing on the ground, carry the body back to +y).
+    Sideways: on a pace each step stands on one side's two feet and the body, beside that line, falls to the
+    other side. The policy observes no body velocity, but the fall about the stance line is a roll: a roll
+    phi > 0 lifts the left side (projected gravity y = -sin phi) and a roll rate w_x > 0 moves the body above the
+    feet to -y, so both move every foot to -y (the stance feet, pushing on the ground, carry the body back).
+    Turning: a yaw rate off the command moves each hip at (w - w_cmd) z x p; each foot goes the same way, as a
+    foot is placed along the velocity error (the pace's yaw swings with each step's one-sided push).
     """
-    shift = roll_gain_m * projected_gravity_b[:, 1:2] - roll_rate_gain_m_s * base_ang_vel_b[:, 0:1]
-    return shift.clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
+    roll_m, roll_rate_m_s, yaw_rate_s = gains
+    sideways = roll_m * projected_gravity_b[:, 1:2] - roll_rate_m_s * base_ang_vel_b[:, 0:1]  # (N, 1)
+    yaw_error = base_ang_vel_b[:, 2:3] - command[:, 2:3]  # rad/s, (N, 1)
+    dx = -yaw_rate_s * yaw_error * nominal_feet_b[:, 1]
+    dy = sideways + yaw_rate_s * yaw_error * nominal_feet_b[:, 0]
+    return torch.stack([dx, dy], dim=-1).clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
 
 
 def gait_reference(
     gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
-    foot_radius_m: float, stand_speed_m_s: float = 0.0, lateral_shift_m: torch.Tensor | None = None,
+    foot_radius_m: float, stand_speed_m_s: float = 0.0, balance_shift_m: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
     (one gait for every robot, or each robot's own: `GaitBatch`); with `stand_speed_m_s` the swing shrinks to
-    standing at a zero command (`stepping_amplitude`); `lateral_shift_m` (N, 1) moves every foot sideways
-    (`balance_step_y`)."""
+    standing at a zero command (`stepping_amplitude`); `balance_shift_m` (N, 4, 2) moves the feet
+    (`balance_step`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
@@ -91,8 +98,8 @@ def gait_reference(
     half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
     ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
     xy = nominal_feet_b[:, :2] + ramp * half_step
-    if lateral_shift_m is not None:
-        xy = xy + torch.cat([torch.zeros_like(lateral_shift_m), lateral_shift_m], dim=-1).unsqueeze(1)
+    if balance_shift_m is not None:
+        xy = xy + balance_shift_m
     return xy, height, stance
 
 
@@ -122,7 +129,7 @@ def compute_rewards(
     foot_ground_offset: torch.Tensor | None = None,
     stand_speed_m_s: float = 0.0,
     term_means_on_host: bool = True,
-    balance_step_gains: tuple[float, float] = (0.0, 0.0),
+    balance_step_gains: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
     `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
@@ -137,7 +144,7 @@ def compute_rewards(
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
     # the reference the residual actor steps to, its balance step included (`reference.GaitReference`)
-    shift = balance_step_y(g, w, *balance_step_gains) if any(balance_step_gains) else None
+    shift = balance_step(g, w, command, nominal_feet_b, balance_step_gains) if any(balance_step_gains) else None
     ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
                                                 stand_speed_m_s, shift)
     if cfg.joint_ref != 0.0:
