@@ -28,7 +28,6 @@ from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.rewards import balance_step, gait_reference
 
-
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
 BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s")
 
