@@ -27,6 +27,9 @@ from surrogait_rehearsal.harness.fault_suite.observers import WireObserver
 from surrogait_rehearsal.harness.operator import Operator
 
 LATENCY_TARGET_S = 0.060
+# s: what a silence's reaction may take past its threshold once the monitor runs (its 200 Hz check, the
+# settling sleep, the damping command's way onto the wire)
+LATENCY_SLACK_S = 0.020
 STILL_JOINT_VEL = 0.3  # rad/s: "lying still" (the reset criterion's default)
 STILL_GYRO = 0.3  # rad/s
 LYING_HEIGHT_M = 0.2  # ground-truth base height below which the robot lies (standing ≈ 0.28 m)
@@ -55,6 +58,22 @@ def wait_until_still(recorder: WireObserver, ros: Operator, deadline_monotonic: 
 
 def _state_arrays(v: LowStateView):
     return v.joint_pos, v.joint_vel, v.gyro_b, v.quat_wxyz
+
+
+def late_for_a_paused_host(latency_s: float, first_damp_t: float, silence_s: float | None, silence_start_t: float,
+                           monitor_back_t: float | None, wire_gap_s: float) -> bool:
+    """Is a reaction later than the target (`latency_s`) on time once judged from when a paused host ran the stack
+    again? A silence (`silence_s`: its threshold) is damped one threshold after the monitor is back from its own
+    logged stall (`monitor_back_t`), the earliest a frozen monitor could (SafetyMonitor.on_own_stall); any other
+    fault within the target less the longest stretch in which nothing at all reached the wire (`wire_gap_s`; the
+    policy node streams at 500 Hz). Reported beside latency_ok, which stays the plain target, so a bench run
+    still shows every late reaction."""
+    if latency_s <= LATENCY_TARGET_S:
+        return False  # on time: nothing to explain
+    if silence_s is not None:
+        return (monitor_back_t is not None
+                and first_damp_t - max(monitor_back_t, silence_start_t) <= silence_s + LATENCY_SLACK_S)
+    return latency_s - wire_gap_s <= LATENCY_TARGET_S
 
 
 def damping_kd_on_wire(robot: str) -> float:
@@ -147,10 +166,11 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
     # what the wire observer received, both from the fault to the first damping. A 500 Hz stream that
     # reached the observer with a 100 ms hole, while the monitor reports it did not run, is a paused host.
     until_wall = (first_damp if first_damp is not None else t_fault + 1.0) + t_wall_offset
-    monitor_stalls_ms = [round(e.get("values", {}).get("gap_s", 0.0) * 1e3) for e in log
-                         if e.get("event") == "monitor_stall" and t_fault_wall - 0.5 <= e["time"] <= until_wall + 0.1]
+    monitor_stalls = [e for e in log if e.get("event") == "monitor_stall"
+                      and t_fault_wall - 0.5 <= e["time"] <= until_wall + 0.1]
     window = [t for t, _ in cmds if t_fault - 0.05 <= t <= until_wall - t_wall_offset]
-    wire_gap_ms = round(float(np.max(np.diff(window))) * 1e3, 1) if len(window) > 1 else None
+    wire_gap = float(np.max(np.diff(window))) if len(window) > 1 else 0.0
+    monitor_back = max((e["time"] - t_wall_offset for e in monitor_stalls), default=None)
     result.update(
         latency_s=None if latency is None else round(latency, 4),
         monitor_latched_after_s=None if first_fault is None else round(first_fault["time"] - t_fault_wall, 4),
@@ -162,8 +182,10 @@ def evaluate(sc: Scenario, inj: Injection, cmds, states, fault_log: Path, t_wall
         else round(first_damp - silence_start - silence, 4),
         # From the fault itself, silences included (issue 12): a silence must be noticed within the target too.
         latency_ok=latency is not None and latency <= LATENCY_TARGET_S,
-        monitor_stalls_ms=monitor_stalls_ms,
-        longest_wire_gap_to_damping_ms=wire_gap_ms,
+        latency_ok_after_host_pause=None if first_damp is None else late_for_a_paused_host(
+            first_damp - t_fault, first_damp, silence, silence_start, monitor_back, wire_gap),
+        monitor_stalls_ms=[round(e.get("values", {}).get("gap_s", 0.0) * 1e3) for e in monitor_stalls],
+        longest_wire_gap_to_damping_ms=round(wire_gap * 1e3, 1),
         who_damped="monitor" if first_by_monitor else ("policy node, then the monitor too" if monitor_wrote
                                                          else "policy node"),
         commands_after_fault=len(after) - rogue_count,
