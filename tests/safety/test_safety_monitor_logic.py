@@ -441,3 +441,25 @@ def test_a_monitor_that_looks_on_time_still_calls_a_silent_policy_silent():
             break
     assert r.latched and r.cause == "policy_silent"
     assert not [e for e in r.events if e.event == "monitor_stall"]
+
+
+def test_a_silence_falls_due_one_threshold_after_the_last_sample_and_only_while_driven():
+    """The check wakes at this instant rather than on its next 5 ms tick (safety_monitor_node._check_loop)."""
+    idle = SafetyMonitor(TH)
+    idle.on_lowstate(state(q=lying_q()), 0.0)
+    idle.on_lowcmd(damping(), 0.0)
+    assert idle.silence_deadline() is None, "nothing driven: no silence can fall due"
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    due = m.silence_deadline()
+    assert due == pytest.approx(min(m.state_t + TH.stale_state_s, m.cmd_t + m.policy_silent_s()))
+    assert not m.check(due - 0.001).latched
+    assert m.check(due + 0.001).latched, "the rule fires just past the deadline the check wakes for"
+
+
+def test_after_its_own_stall_the_monitor_times_the_deadline_from_its_return():
+    m = standing_monitor()
+    stream_policy(m, 0.001, 0.5)
+    back_t = m.cmd_t + 0.110
+    m.on_own_stall(0.110, back_t)
+    assert m.silence_deadline() == pytest.approx(back_t + min(TH.stale_state_s, m.policy_silent_s()))

@@ -55,6 +55,8 @@ from surrogait_safety.go1_gateway import GatewayAddresses, Go1Gateway
 from surrogait_safety.params import PARAMETERS, SafetyMonitorParams  # noqa: F401  (PARAMETERS: launch test)
 
 NODE_NAME = "safety_monitor"
+# s past a silence's deadline at which the check looks (its rule fires strictly after the threshold)
+SILENCE_DUE_MARGIN_S = 0.0005
 THRESHOLD_PREFIX = "thresholds."
 # Go1: damping commands this often while nobody drives the motors. The Go1 answers commands only, so
 # without them there would be no LowState (no estimator, no e-stop from the gamepad) until the policy
@@ -389,9 +391,17 @@ class SafetyMonitorNode(Node):
     # --- the check ---------------------------------------------------------------------
     def _check_loop(self):
         # An overrun (descheduled) is followed by the next check on the grid, never by a burst.
-        pacer = DeadlineScheduler(1.0 / self.params.check_rate_hz)
+        period_s = 1.0 / self.params.check_rate_hz
+        pacer = DeadlineScheduler(period_s)
         while self._running.is_set():
             self._check()
+            # A silence falls due between two ticks: look when it does, not up to a period later.
+            with self.lock:
+                due = self.monitor.silence_deadline()
+            wait_s = None if due is None else due + SILENCE_DUE_MARGIN_S - time.monotonic()
+            if wait_s is not None and 0.0 < wait_s < period_s:
+                time.sleep(wait_s)
+                self._check()
             pacer.wait()
 
     def _check(self):

@@ -219,6 +219,20 @@ class SafetyMonitor:
     def policy_silent_s(self) -> float:
         return self.th.policy_silent_s(self.stream_period_s)
 
+    def silence_deadline(self) -> float | None:
+        """When the stale-state or silent-policy rule would fire if nothing more arrives (the clock of `now`), or
+        None while nothing is driven. The check wakes for it rather than on its next tick: up to a check period
+        (5 ms at 200 Hz) sooner inside the 60 ms a silence has to be damped in."""
+        if not self.wire_stiff():
+            return None
+        deadlines = []
+        if self.state_t is not None:
+            deadlines.append(self._watched_since(self.state_t) + self.th.stale_state_s)
+        last_wire_t = self._latest_wire_t()
+        if last_wire_t is not None:
+            deadlines.append(last_wire_t + self.policy_silent_s())
+        return min(deadlines, default=None)
+
     def silence_suspected(self, now: float) -> bool:
         """Would a stale-state or silent-policy rule fire now? (The node confirms before trusting it.)"""
         stiff = self.wire_stiff()
