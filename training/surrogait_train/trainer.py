@@ -23,6 +23,7 @@ from surrogait_train.env import make_contract
 from surrogait_train.export import action_reference_of
 from surrogait_train.onnx_init import PolicyFileMismatch, floor_note, load_policy_file
 from surrogait_train.provenance import git_commit, stages_of
+from surrogait_train.reference import BALANCE_STEP_KEYS
 from surrogait_train.shac import SHAC, IterationStats
 from surrogait_train.surrogate import Surrogate
 from surrogait_train.widen import appended_size, widen_learner_state
@@ -322,7 +323,7 @@ def _without_balance_step(reference: dict | None) -> dict | None:
     """A reference's description less its balance step gains (`reference.GaitReference.describe`)."""
     if reference is None:
         return None
-    return {k: v for k, v in reference.items() if not k.startswith("balance_step_")}
+    return {k: v for k, v in reference.items() if k not in BALANCE_STEP_KEYS}
 
 
 def _actor_kind(reference: dict | None) -> str:
