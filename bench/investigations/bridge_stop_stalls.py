@@ -11,7 +11,7 @@ logged no lapse, and the stalls the bridge logged ("the control loop stalled for
 that blocks, while the stand-in is still stopped, it saves each process's threads (gdb, where installed)
 under the work folder, so the call that blocks can be read.
 Writes bench/results/bridge_stop_stalls.{json,md}. `bridge_stop_stalls_shm.*` is the run from before the bridge's
-participant went onto UDP alone (surrogait_rehearsal/sim/gazebo/udp_participant.py): 2 of 300 stops blocked, with
+participant went onto UDP alone (surrogait_core/runtime/dds_transport.py): 2 of 300 stops blocked, with
 the stacks.
 """
 

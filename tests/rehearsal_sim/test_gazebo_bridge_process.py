@@ -55,9 +55,9 @@ def thread_names(pid: int) -> set[str]:
 def test_lowcmds_through_the_bridge_stand_the_standin_robot_up(gazebo_side, run_client, tmp_path):
     log_path = tmp_path / "standin_log.npz"
     standin, bridge = gazebo_side(log_path=str(log_path))
-    # the bridge's ROS participant is on UDP alone (udp_participant.py); the stand-in keeps shared memory
+    # every node's ROS participant is on UDP alone (surrogait_core/runtime/dds_transport.py)
     assert not any(name.startswith("dds.shm") for name in thread_names(bridge.process.pid)), bridge.log[:1500]
-    assert any(name.startswith("dds.shm") for name in thread_names(standin.process.pid))
+    assert not any(name.startswith("dds.shm") for name in thread_names(standin.process.pid)), standin.log[:1500]
     report = run_client("--mode", "stand", "--duration", "3.0", "--rate-hz", "500")
     assert bridge.stop(signal.SIGINT, 30) == 0, bridge.log
     assert standin.stop(signal.SIGINT, 60) == 0, standin.log
@@ -105,9 +105,9 @@ def test_a_silent_gazebo_stops_the_lowstate_stream_until_it_is_back(gazebo_side,
     assert np.count_nonzero(walls < stopped_at) > 100
     log = bridge.log
     # The bridge says why the stream stopped: its loop saw the silence. Before its participant went onto UDP alone
-    # (udp_participant.py), a stand-in stopped inside Fast DDS's shared-memory port lock held the bridge's sends
-    # up, and its loop stood still for the whole silence (2 of 300 stops, bench/results/bridge_stop_stalls_shm.md;
-    # on UDP alone 0 of 300, bridge_stop_stalls.md).
+    # (surrogait_core/runtime/dds_transport.py), a stand-in stopped inside Fast DDS's shared-memory port lock held
+    # the bridge's sends up, and its loop stood still for the whole silence (2 of 300 stops,
+    # bench/results/bridge_stop_stalls_shm.md; on UDP alone 0 of 300, bridge_stop_stalls.md).
     assert "rt/lowstate stopped" in log and log.rindex("is fresh") > log.index("rt/lowstate stopped"), log[-2000:]
 
 

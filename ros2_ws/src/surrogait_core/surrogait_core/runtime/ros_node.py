@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
+from surrogait_core.runtime.dds_transport import use_udp_alone
 from surrogait_core.runtime.node_params import ParamError, parameter_table, read_params
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ def run_node(make_node: Callable[[], Node], node_name: str, argv: list[str] | No
     1. SIGINT and SIGTERM set a stop event (installed first, so a signal during the start-up
        still ends the process cleanly); rclpy installs no handlers of its own, so the ROS context
        stays valid until the node has stopped.
-    2. `rclpy.init(argv)`; an unreadable parameters file is one error line and EXIT_BAD_CONFIG.
+    2. The participant onto UDP alone where nothing else changes (`dds_transport.use_udp_alone`, said on
+       stdout), then `rclpy.init(argv)`; an unreadable parameters file is one error line and EXIT_BAD_CONFIG.
     3. `make_node()`, then the node's `start()` if it has one. A ParamError, or one of `errors`
        (other mistakes a user can fix: a refused policy file...), is one error line and EXIT_BAD_CONFIG.
     4. The node's `run(stop)` if it has one (returns the exit code), else `spin_until(node, stop)` and 0.
@@ -86,6 +88,7 @@ def run_node(make_node: Callable[[], Node], node_name: str, argv: list[str] | No
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    print(f"[{node_name}] {use_udp_alone()}", flush=True)  # before rclpy creates the participant
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 

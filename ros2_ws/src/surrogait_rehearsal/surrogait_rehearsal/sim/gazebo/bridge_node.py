@@ -73,7 +73,6 @@ from surrogait_core.wire.motor_driver_law import pd_torques
 from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS, GazeboBridgeConfig  # noqa: F401  (launch test)
 from surrogait_rehearsal.sim.gazebo.bridge_core import CyclePacer, GazeboState, tick_ms
 from surrogait_rehearsal.sim.gazebo.bridge_io import GazeboInputs, JointForceOutputs
-from surrogait_rehearsal.sim.gazebo.udp_participant import use_udp_alone_on_localhost
 from surrogait_rehearsal.sim.motor_driver import LowCmdGate
 from surrogait_rehearsal.sim.robot_side_inputs import RobotSideInputs
 
@@ -321,7 +320,6 @@ class GazeboBridgeNode(Node):
 
 def main() -> None:
     """Console-script entry point (`gazebo_bridge`)."""
-    print(f"[{NODE_NAME}] {use_udp_alone_on_localhost()}", flush=True)  # before rclpy creates the participant
     code = run_node(GazeboBridgeNode, NODE_NAME)
     # As go2_sim: leave without the interpreter's teardown, where the two DDS libraries' destructors
     # (Fast DDS for ROS, Cyclone for the SDK) occasionally abort a process that stopped cleanly.

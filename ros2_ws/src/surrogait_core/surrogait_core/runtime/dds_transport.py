@@ -1,0 +1,58 @@
+"""Every surrogait node's ROS participant on UDP alone: no Fast DDS shared memory between control processes.
+
+A Fast DDS shared-memory send opens the receiver's port under a lock (its named mutex), while the writer's own
+mutex is held. Two ways that stops a control loop:
+
+- Fast DDS 2.14 (ROS 2 Jazzy) checks a port's health each time a participant opens it, and on a healthy idle
+  port the check waits out its timeout, ~333 ms (eProsima/Fast-DDS#6535). A new reader (a node starting, or a
+  `ros2 topic echo` on the robot) makes every writer that matches it open its port: measured in Jazzy
+  rehearsals (docs/rehearsal-log.md, 2026-12-05), the simulator's physics loop blocked 330-350 ms inside
+  `publish` in 4 of 6 sessions, both CPUs idle, its discovery thread in `open_port_internal` holding the
+  writer's mutex.
+- A peer stopped while it holds a port's lock (a SIGSTOPped or hung process) holds up every sender to that port
+  (bench/results/bridge_stop_stalls_shm.md).
+
+rclpy's `publish` keeps the interpreter lock while it blocks, so a node's whole process stops with it. A UDP send
+never waits on its receiver, and the messages between these nodes are small. So, before rclpy starts, a node
+switches its participant to UDP alone, with the same discovery, where that changes nothing else: Fast DDS is the
+middleware and the user has no Fast DDS profile or static peers of their own. Under LOCALHOST rmw_fastrtps builds
+the participant itself and ignores profiles, so the range becomes SYSTEM_DEFAULT with a profile that rebuilds
+LOCALHOST's discovery (`fastdds_udp_localhost.xml`); under SUBNET (Jazzy's default) a profile with Fast DDS's
+defaults less shared memory (`fastdds_udp.xml`). Peers that keep shared memory talk to these nodes over UDP.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from pathlib import Path
+
+LOCALHOST_PROFILE = Path(__file__).with_name("fastdds_udp_localhost.xml")
+SUBNET_PROFILE = Path(__file__).with_name("fastdds_udp.xml")
+FASTDDS_RMWS = ("rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
+# Fast DDS 3 (Kilted) reads the first, Fast DDS 2 (Jazzy) only the second.
+PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+
+
+def use_udp_alone(environ: MutableMapping[str, str] = os.environ) -> str:
+    """Before rclpy starts: put this process's participant on UDP alone, discovery unchanged, where that changes
+    nothing else (module docstring). Returns what it did, for the node's log."""
+    rmw = environ.get("RMW_IMPLEMENTATION") or "rmw_fastrtps_cpp"
+    if rmw not in FASTDDS_RMWS:
+        return f"DDS transports left to {rmw}"
+    if any(environ.get(var) for var in PROFILE_VARS):
+        return "DDS transports left to your Fast DDS profile"
+    if environ.get("ROS_STATIC_PEERS"):
+        return "DDS transports left as configured (ROS_STATIC_PEERS is set)"
+    discovery = environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE") or "SUBNET"
+    if discovery == "LOCALHOST":
+        environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "SYSTEM_DEFAULT"
+        profile = LOCALHOST_PROFILE
+    elif discovery == "SUBNET":
+        profile = SUBNET_PROFILE
+    else:
+        return f"DDS transports left as configured (discovery range {discovery})"
+    for var in PROFILE_VARS:
+        environ[var] = str(profile)
+    where = "this host" if profile is LOCALHOST_PROFILE else "the subnet"
+    return f"ROS participant on UDP alone, discovery on {where} ({profile.name}): no shared-memory port lock"
