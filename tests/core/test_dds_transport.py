@@ -3,16 +3,22 @@ no profile or static peers of the user's, discovery on this host or the subnet."
 
 import pytest
 
-from surrogait_core.runtime.dds_transport import LOCALHOST_PROFILE, PROFILE_VARS, SUBNET_PROFILE, use_udp_alone
+from surrogait_core.runtime.dds_transport import (
+    LOCALHOST_PROFILE,
+    SUBNET_PROFILE,
+    fast_dds_2,
+    library_dirs,
+    use_udp_alone,
+)
 
 
 def profile_env(profile) -> dict[str, str]:
-    return {var: str(profile) for var in PROFILE_VARS}  # Fast DDS 3 and Fast DDS 2 each read one
+    return {"FASTDDS_DEFAULT_PROFILES_FILE": str(profile)}  # Fast DDS 3's variable
 
 
 def test_on_localhost_it_becomes_the_same_discovery_over_udp_alone():
     env = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-    assert "UDP alone" in use_udp_alone(env)
+    assert "UDP alone" in use_udp_alone(env, dirs=[])
     assert env == {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT", **profile_env(LOCALHOST_PROFILE)}
     text = LOCALHOST_PROFILE.read_text()
     assert "<useBuiltinTransports>false</useBuiltinTransports>" in text and "<type>UDPv4</type>" in text
@@ -23,7 +29,7 @@ def test_on_localhost_it_becomes_the_same_discovery_over_udp_alone():
 def test_on_the_subnet_the_range_stays_and_shared_memory_goes(env):
     """SUBNET is Jazzy's default, the robot's case: rmw_fastrtps honours a default profile there."""
     before = dict(env)
-    assert "UDP alone" in use_udp_alone(env)
+    assert "UDP alone" in use_udp_alone(env, dirs=[])
     assert env == {**before, **profile_env(SUBNET_PROFILE)}
     text = SUBNET_PROFILE.read_text()
     assert "<useBuiltinTransports>false</useBuiltinTransports>" in text and "<type>UDPv4</type>" in text
@@ -42,3 +48,18 @@ def test_anything_else_is_left_as_the_user_set_it(env):
     before = dict(env)
     assert "left" in use_udp_alone(env)
     assert env == before
+
+
+def test_fast_dds_2_gets_its_own_variable_and_fast_dds_3_is_not_warned_about_it(tmp_path):
+    """Jazzy's Fast DDS 2.14 reads FASTRTPS_DEFAULT_PROFILES_FILE only; Kilted's Fast DDS 3 warns at every start
+    that it is deprecated, so it is set only where Fast DDS 2 is installed."""
+    jazzy, kilted = tmp_path / "jazzy" / "lib", tmp_path / "kilted" / "lib"
+    jazzy.mkdir(parents=True), kilted.mkdir(parents=True)
+    (jazzy / "libfastrtps.so.2.14").touch(), (kilted / "libfastdds.so.3.2").touch()
+    assert fast_dds_2([jazzy]) and not fast_dds_2([kilted]) and not fast_dds_2([tmp_path / "nowhere"])
+    env = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    use_udp_alone(env, dirs=[jazzy])
+    assert env["FASTRTPS_DEFAULT_PROFILES_FILE"] == env["FASTDDS_DEFAULT_PROFILES_FILE"] == str(LOCALHOST_PROFILE)
+    # found where apt installs ROS (AMENT_PREFIX_PATH's lib/) or on LD_LIBRARY_PATH
+    dirs = library_dirs({"AMENT_PREFIX_PATH": str(tmp_path / "jazzy"), "LD_LIBRARY_PATH": "/x"})
+    assert jazzy in dirs and fast_dds_2(dirs)

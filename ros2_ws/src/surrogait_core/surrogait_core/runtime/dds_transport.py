@@ -24,19 +24,35 @@ defaults less shared memory (`fastdds_udp.xml`). Peers that keep shared memory t
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+import sys
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
 LOCALHOST_PROFILE = Path(__file__).with_name("fastdds_udp_localhost.xml")
 SUBNET_PROFILE = Path(__file__).with_name("fastdds_udp.xml")
 FASTDDS_RMWS = ("rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
-# Fast DDS 3 (Kilted) reads the first, Fast DDS 2 (Jazzy) only the second.
+# Fast DDS 3 (Kilted) reads the first (and warns that the second is deprecated), Fast DDS 2 (Jazzy) only the second.
 PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
 
 
-def use_udp_alone(environ: MutableMapping[str, str] = os.environ) -> str:
+def library_dirs(environ: MutableMapping[str, str] = os.environ) -> list[Path]:
+    """Where the middleware's libraries are found: this interpreter's prefix (ROS wheels), each ROS prefix
+    (`AMENT_PREFIX_PATH`: /opt/ros/<distro> on apt installs), `LD_LIBRARY_PATH`."""
+    prefixes = [sys.prefix, *environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]
+    dirs = [Path(p) / "lib" for p in prefixes if p]
+    return dirs + [Path(d) for d in environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+
+
+def fast_dds_2(dirs: Iterable[Path]) -> bool:
+    """Whether the Fast DDS found is version 2 (libfastrtps.so.2, ROS 2 Jazzy and older), which reads its default
+    profile from FASTRTPS_DEFAULT_PROFILES_FILE only."""
+    return any(next(d.glob("libfastrtps.so.2*"), None) is not None for d in dirs if d.is_dir())
+
+
+def use_udp_alone(environ: MutableMapping[str, str] = os.environ, dirs: Iterable[Path] | None = None) -> str:
     """Before rclpy starts: put this process's participant on UDP alone, discovery unchanged, where that changes
-    nothing else (module docstring). Returns what it did, for the node's log."""
+    nothing else (module docstring). `dirs`: where to look for Fast DDS 2 (default `library_dirs`). Returns what
+    it did, for the node's log."""
     rmw = environ.get("RMW_IMPLEMENTATION") or "rmw_fastrtps_cpp"
     if rmw not in FASTDDS_RMWS:
         return f"DDS transports left to {rmw}"
@@ -52,7 +68,8 @@ def use_udp_alone(environ: MutableMapping[str, str] = os.environ) -> str:
         profile = SUBNET_PROFILE
     else:
         return f"DDS transports left as configured (discovery range {discovery})"
-    for var in PROFILE_VARS:
-        environ[var] = str(profile)
+    environ[PROFILE_VARS[0]] = str(profile)
+    if fast_dds_2(library_dirs(environ) if dirs is None else dirs):
+        environ[PROFILE_VARS[1]] = str(profile)
     where = "this host" if profile is LOCALHOST_PROFILE else "the subnet"
     return f"ROS participant on UDP alone, discovery on {where} ({profile.name}): no shared-memory port lock"
