@@ -106,7 +106,7 @@ def test_shipped_policy_stands_up_and_walks(walked, robot, motor_model):
     assert_session_recorded(tmp_path, robot, states, accepted)
 
 
-PHYSICS_GAP_LIMIT_MS = 150.0  # Jazzy's shared-memory port check held a publish up for 330-350 ms (below)
+PHYSICS_GAP_LIMIT_MS = 250.0  # Fast DDS 2.14 held a publish 330-350 ms (below); a VM pause of ~110 ms is no fault
 
 
 @pytest.mark.rehearsal
