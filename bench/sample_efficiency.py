@@ -1,12 +1,15 @@
 """Sample efficiency and wall-clock: differentiable simulation (SHAC + surrogate) vs PPO (rsl_rl).
 
 Both learners train on the same `LocomotionEnv` (same robots, contract observations, rewards,
-gait clock, actor network) from the same seeds, under the same budget of env samples
+gait clock, actor network size) from the same seeds, under the same budget of env samples
 (robot control steps). Every `--eval-every` samples each run's actor is exported to ONNX and
 scored by the trainer's `eval` (`surrogait_train.evaluate.evaluate_policy`: 32 held-out
 episodes of 10 s, vx in [0.3, 1.0], |vy| <= 0.3, |yaw| <= 0.5, deployment observation builder
 + onnxruntime). "Walking" is eval's verdict (no falls, vx RMSE <= 0.15 m/s, yaw RMSE <= 0.2
 rad/s). Wall-clock counts training time only (rollouts + updates), not evaluation.
+The differentiable trainer's actor is a residual on the clock-driven gait reference where its
+config says so (`learner.residual_reference`, the default); PPO's rsl_rl actor is a plain network
+(`--diff learner.residual_reference=false env.stand_speed_m_s=0` runs the trainer with a plain one too).
 
 Writes `bench/results/sample_efficiency{suffix}.{csv,json,md,png}`:
 - csv: one row per evaluation (learner, seed, env samples, train seconds, eval metrics);
@@ -196,6 +199,8 @@ def read_rows(path: Path) -> list[dict]:
 def summarize(rows: list[dict], meta: dict) -> dict:
     out: dict = {"meta": meta, "learners": {}}
     for learner in LEARNERS:
+        if not any(r["learner"] == learner for r in rows):
+            continue  # not run (--learners)
         runs = {}
         for seed in sorted({r["seed"] for r in rows if r["learner"] == learner}):
             mine = sorted(
