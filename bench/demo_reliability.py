@@ -131,12 +131,13 @@ def train_policy(out_dir: Path, budget_s: float) -> Path:
     """What `make demo` rehearses: scripts/demo.py's own training and pre-flight."""
     spec = importlib.util.spec_from_file_location("make_demo", ROOT / "scripts" / "demo.py")
     make_demo = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = make_demo  # its dataclasses look their module up there
     spec.loader.exec_module(make_demo)
     out_dir.mkdir(parents=True, exist_ok=True)
     trained = make_demo.train(out_dir, budget_s)
     if trained is None:
         raise SystemExit("the trainer (surrogait_train) is not installed: run `make setup`")
-    return trained[0]
+    return trained.path
 
 
 def steal_note(run: dict) -> str:

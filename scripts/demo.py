@@ -7,9 +7,9 @@
     make demo DEMO_ARGS="--simulator gazebo"     (where Gazebo Harmonic and ros_gz_bridge are installed)
     make demo DEMO_ARGS="--terrain rough --switch-gait pace"   (the shipped multi-gait policy, no training)
 
-1. trains a policy with the differentiable trainer (surrogait_train, the demo's quick recipe) for
-   --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies six
-   spread over the run through the demo's session against the safety monitor's thresholds
+1. trains a policy with the differentiable trainer (surrogait_train, the demo's recipe: 16 robots) for
+   --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies the six
+   that tracked best in training through the demo's session against the safety monitor's thresholds
    (surrogait_train.preflight) and exports the cleared one that tracks best as <run dir>/policy.onnx
    (the results: <run dir>/preflight.json) — skipped with --use-shipped-policy or --policy;
 2. rehearses it: `python -m surrogait_rehearsal.demo --policy <run dir>/policy.onnx` (run in this
@@ -20,6 +20,7 @@ The exit code is the rehearsal's: 0 only when the scripted session completed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import signal
@@ -29,11 +30,9 @@ from pathlib import Path
 
 from surrogait_rehearsal import demo as rehearsal
 
-# A 120 s demo training reaches 115-177 iterations on 2 cores, and from ~100 on its policies swing from one
-# 5-iteration snapshot to the next between cleared and not (bench/results/demo_training_preflight_every5.md).
-# The residual recipe walks after 20-30 iterations, and a long run can slide after that (docs/training-log.md,
-# 2026-12-04): so the pre-flight flies six snapshots spread over the run from iteration 20 on, newest
-# included, not the newest six; ~6 s each.
+# A 120 s demo training (16 robots) reaches ~450-600 iterations on 2 cores, and a run can slide for a hundred of them
+# and come back (docs/training-log.md, 2026-12-05 (6)): so the pre-flight flies the six snapshots from iteration 20 on
+# whose iterations tracked the command best in the trainer's own log; ~6 s each.
 SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
 FIRST_CANDIDATE_ITERATION = 20
@@ -44,12 +43,13 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = False) -> tuple[Path, str] | None:
-    """Train, then pre-flight the newest snapshots through the demo's own session against the safety
-    monitor's limits, and export the cleared one that tracks best (else the closest) as run_dir/policy.onnx;
-    returns (path, where it came from), or None without the trainer."""
+def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = False,
+          overrides: tuple[str, ...] = ()) -> TrainedPolicy | None:
+    """Train (the demo's recipe, `overrides` on top), then pre-flight snapshots spread over the run through the
+    demo's own session against the safety monitor's limits, and export the cleared one that tracks best (else the
+    closest) as run_dir/policy.onnx; None without the trainer."""
     try:
-        from surrogait_train.api import QUICK_TRAINING_OVERRIDES, snapshots, train_and_export
+        from surrogait_train.api import DEMO_TRAINING_OVERRIDES, snapshots, train_and_export
         from surrogait_train.config import default_config_path
         from surrogait_train.preflight import SessionStep, best_cleared
     except ImportError as e:
@@ -60,11 +60,14 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
     start = time.monotonic()
     training_dir = run_dir / "training"
     out = run_dir / "policy.onnx"
-    train_and_export(list(QUICK_TRAINING_OVERRIDES), budget_s=budget_s, out_path=out,
+    train_and_export([*DEMO_TRAINING_OVERRIDES, *overrides], budget_s=budget_s, out_path=out,
                      config_path=default_config_path(f"{robot}_trot"), run_dir=training_dir,
                      progress=True, snapshot_every=SNAPSHOT_EVERY)
     trained_s = time.monotonic() - start
-    candidates = spread_over_the_run(snapshots(training_dir))
+    found = snapshots(training_dir)
+    metrics = training_dir / "metrics.csv"
+    candidates = (best_tracked_in_training(found, training_tracking(metrics)) if metrics.is_file()
+                  else spread_over_the_run(found))
     session = [SessionStep(s.duration_s, s.command) for s in rehearsal.demo_segments(quick)]
     say(f"surrogait demo: pre-flight of {len(candidates)} snapshots (iterations "
         f"{', '.join(str(it) for it, _ in candidates)}): the demo's session on 16 robots "
@@ -82,9 +85,11 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
     if not results[chosen].cleared:
         say("surrogait demo: no snapshot was cleared by the pre-flight; rehearsing the closest, which may be damped")
     judged = judge_walking(out)
-    say(f"surrogait demo: the trained policy {judged}")
-    return out.resolve(), (f"trained here for {budget_s:.0f} s ({trained_s:.0f} s with export); iteration {iteration}, "
-                           f"{verdict} the pre-flight: {results[chosen].summary()}; {judged}")
+    say(f"surrogait demo: the trained policy {judged.describe()}")
+    source = (f"trained here for {budget_s:.0f} s ({trained_s:.0f} s with export); iteration {iteration}, {verdict} "
+              f"the pre-flight: {results[chosen].summary()}; {judged.describe()}")
+    return TrainedPolicy(out.resolve(), source, iteration, max((it for it, _ in found), default=0),
+                         results[chosen].cleared, judged)
 
 
 def spread_over_the_run(found: list[tuple[int, Path]], count: int = PREFLIGHT_CANDIDATES,
@@ -98,23 +103,84 @@ def spread_over_the_run(found: list[tuple[int, Path]], count: int = PREFLIGHT_CA
     return [eligible[i] for i in picks]
 
 
-def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> str:
-    """Whether the trained policy walks by the eval's definition and stands still when told to, in plain words
-    (the demo's minutes may not be enough: the report must say so, not let a rehearsal that completed imply it)."""
+def training_tracking(metrics_csv: Path, window: int = SNAPSHOT_EVERY * 2) -> dict[int, float]:
+    """Per iteration, how well the training robots tracked their commands over the `window` iterations up to it:
+    the worse of the mean velocity and yaw-rate errors as a fraction of the eval's WALKS bounds, and any fall
+    counted as not tracking at all (+1). The trainer's own log, free to read; a proxy for the pre-flight."""
+    import csv
+
+    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE
+
+    with open(metrics_csv, newline="") as f:
+        rows = [(int(r["iteration"]), float(r["lin_vel_error"]), float(r["yaw_rate_error"]), float(r["fall_rate"]))
+                for r in csv.DictReader(f)]
+    scores = {}
+    for k, (iteration, *_) in enumerate(rows):
+        recent = rows[max(0, k - window + 1): k + 1]
+        vel = sum(r[1] for r in recent) / len(recent)
+        yaw = sum(r[2] for r in recent) / len(recent)
+        scores[iteration] = max(vel / WALK_VX_RMSE, yaw / WALK_YAW_RMSE) + (1.0 if any(r[3] for r in recent) else 0.0)
+    return scores
+
+
+def best_tracked_in_training(found: list[tuple[int, Path]], tracking: dict[int, float],
+                             count: int = PREFLIGHT_CANDIDATES,
+                             first_iteration: int = FIRST_CANDIDATE_ITERATION) -> list[tuple[int, Path]]:
+    """The `count` snapshots (from `first_iteration` on) whose iterations tracked best in training, newest first.
+    A small batch takes hundreds of noisy steps in the demo's minutes, and a run can slide for a hundred iterations
+    and come back (docs/training-log.md, 2026-12-05 (6)): snapshots spread evenly fell in the pre-flight where the
+    training log already showed them falling."""
+    eligible = [s for s in found if s[0] >= first_iteration and s[0] in tracking] or found
+    ranked = sorted(eligible, key=lambda s: (tracking.get(s[0], float("inf")), -s[0]))[:count]
+    return sorted(ranked, reverse=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class WalkVerdict:
+    """Whether a trained policy walks by the eval's definition and stands still when told to (the demo's minutes
+    may not be enough: the report must say so, not let a rehearsal that completed imply it)."""
+
+    episodes: int
+    falls: int
+    vx_rmse: float  # m/s, over the eval's held-out commands
+    yaw_rate_rmse: float  # rad/s
+    walks: bool
+    stand_drift: float  # m/s: the larger of |vx| and |vy| RMSE at a zero command
+    stand_fell: bool
+    stands: bool
+
+    def describe(self) -> str:
+        from surrogait_train.evaluate import STAND_RMSE_M_S, WALK_VX_RMSE, WALK_YAW_RMSE
+
+        tracking = (f"{self.episodes} eval episodes: {self.falls} fell, vx RMSE {self.vx_rmse:.3f} m/s "
+                    f"(<= {WALK_VX_RMSE}), yaw-rate RMSE {self.yaw_rate_rmse:.3f} rad/s (<= {WALK_YAW_RMSE})")
+        standing = (f"told to stand it {'holds' if self.stands else 'does NOT hold'} still (drift RMSE "
+                    f"{self.stand_drift:.3f} m/s, <= {STAND_RMSE_M_S}{', it fell' if self.stand_fell else ''})")
+        return f"{'WALKS' if self.walks else 'does NOT walk'} by the eval's definition ({tracking}); {standing}"
+
+
+def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> WalkVerdict:
     import numpy as np
 
-    from surrogait_train.evaluate import STAND_RMSE_M_S, WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+    from surrogait_train.evaluate import STAND_RMSE_M_S, evaluate_policy
 
     walk = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0)
     stand = evaluate_policy(policy, num_episodes=4, episode_s=8.0, commands=np.zeros((4, 3)))
-    falls = int(sum(walk.fell))
-    tracking = (f"{episodes} eval episodes: {falls} fell, vx RMSE {walk.vx_rmse:.3f} m/s (<= {WALK_VX_RMSE}), "
-                f"yaw-rate RMSE {walk.yaw_rate_rmse:.3f} rad/s (<= {WALK_YAW_RMSE})")
-    drift = max(stand.vx_rmse, stand.vy_rmse)
-    stands = stand.fall_rate == 0 and drift <= STAND_RMSE_M_S
-    standing = (f"told to stand it {'holds' if stands else 'does NOT hold'} still "
-                f"(drift RMSE {drift:.3f} m/s, <= {STAND_RMSE_M_S}{', it fell' if stand.fall_rate else ''})")
-    return f"{'WALKS' if walk.walks else 'does NOT walk'} by the eval's definition ({tracking}); {standing}"
+    drift = float(max(stand.vx_rmse, stand.vy_rmse))
+    return WalkVerdict(episodes, int(sum(walk.fell)), float(walk.vx_rmse), float(walk.yaw_rate_rmse), walk.walks,
+                       drift, bool(stand.fall_rate), stand.fall_rate == 0 and drift <= STAND_RMSE_M_S)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainedPolicy:
+    """What the demo's training step made: the policy it rehearses, and how it got there."""
+
+    path: Path
+    source: str  # for the report: how long it trained, which snapshot, the pre-flight and the verdict
+    iteration: int  # the snapshot chosen
+    iterations_trained: int
+    cleared: bool  # by the pre-flight
+    verdict: WalkVerdict
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         if trained is None:
             rehearsal_args += ["--use-shipped-policy"]
         else:
-            rehearsal_args += ["--policy", str(trained[0]), "--policy-source", trained[1]]
+            rehearsal_args += ["--policy", str(trained.path), "--policy-source", trained.source]
     return rehearsal.main(rehearsal_args)
 
 

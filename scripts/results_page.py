@@ -369,6 +369,16 @@ def demo_training_preflight(d: dict) -> Iterator[Row]:
               f"{compress(cleared)}; not cleared {compress(not_cleared)}", no_policy="trains its own policy")
 
 
+def demo_training(d: dict) -> Iterator[Row]:
+    runs = d["runs"]
+    walks = sum(r["walks"] for r in runs)
+    both = sum(r["walks"] and r["stands"] for r in runs)
+    recipe = " ".join([*d["recipe"], *d["overrides"]])
+    yield Row(f"make demo's training step, {d['robot']}, {d['budget_s']:.0f} s ({recipe}): WALKS {walks}/{len(runs)}, "
+              f"walks and stands still {both}/{len(runs)} (seeds {' '.join(str(r['seed']) for r in runs)})",
+              no_policy="trains its own policy each seed")
+
+
 def compress(xs: list[int]) -> str:
     return ", ".join(map(str, xs)) or "none"
 
@@ -588,7 +598,8 @@ SECTIONS: list[tuple[str, str, list[tuple[str, Callable[[dict], Iterator[Row]]]]
      "is what they measured).", [
         ("train_to_walk", train_to_walk), ("trainer_throughput", trainer_throughput),
         ("sample_efficiency", sample_efficiency), ("surrogate_ablation", surrogate_ablation),
-        ("demo_training_preflight", demo_training_preflight), ("gpu_scaling", gpu_scaling), ("gpu_walk", gpu_scaling),
+        ("demo_training_preflight", demo_training_preflight), ("demo_training", demo_training),
+        ("gpu_scaling", gpu_scaling), ("gpu_walk", gpu_scaling),
         ("skill_levers", skill_levers)]),
     ("Policies in simulation", "The trainer's evaluation path (the policy node's runner and onnxruntime on "
      "batched MuJoCo robots).", [

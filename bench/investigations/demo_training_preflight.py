@@ -2,7 +2,7 @@
 
     python bench/investigations/demo_training_preflight.py [--iterations 175] [--every 25] [--name NAME] [key=value ...]
 
-Trains with `make demo`'s recipe (the robot's trot config + QUICK_TRAINING_OVERRIDES + any key=value
+Trains with `make demo`'s recipe (the robot's trot config + DEMO_TRAINING_OVERRIDES + any key=value
 given here) for a fixed number of iterations rather than 120 s: the trainer is deterministic for a
 number of iterations, so this is the sequence of policies every demo walks along, and a 120 s demo
 stops somewhere in it (136-177 iterations on this 2-core machine). Exports a snapshot every `--every`
@@ -25,7 +25,7 @@ from machine_info import describe_machine  # noqa: E402
 from preflight import preflight_table  # noqa: E402  (bench/preflight.py)
 
 from surrogait_rehearsal.demo import demo_segments  # noqa: E402
-from surrogait_train.api import QUICK_TRAINING_OVERRIDES, snapshots, train_and_export  # noqa: E402
+from surrogait_train.api import DEMO_TRAINING_OVERRIDES, snapshots, train_and_export  # noqa: E402
 from surrogait_train.config import default_config_path  # noqa: E402
 from surrogait_train.preflight import SessionStep, preflight  # noqa: E402
 
@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     machine = describe_machine()
     run_dir = args.workdir / args.name
-    overrides = [*QUICK_TRAINING_OVERRIDES, *args.overrides]
+    overrides = [*DEMO_TRAINING_OVERRIDES, *args.overrides]
     start = time.perf_counter()
     train_and_export(overrides, budget_s=0, out_path=run_dir / "policy.onnx",
                      config_path=default_config_path(f"{args.robot}_trot"), run_dir=run_dir / "training",

@@ -22,7 +22,7 @@ import numpy as np
 
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
-from surrogait_train.api import QUICK_TRAINING_OVERRIDES, train_and_export
+from surrogait_train.api import DEMO_TRAINING_OVERRIDES, train_and_export
 from surrogait_train.config import EnvConfig, default_config_path
 from surrogait_train.env import LocomotionEnv
 
@@ -64,7 +64,7 @@ def main() -> None:
         else:
             out = work / f"seed{run}" / "policy.onnx"
             out.parent.mkdir(parents=True)
-            train_and_export([*QUICK_TRAINING_OVERRIDES, f"seed={int(run)}"], budget_s=args.budget_s, out_path=out,
+            train_and_export([*DEMO_TRAINING_OVERRIDES, f"seed={int(run)}"], budget_s=args.budget_s, out_path=out,
                              config_path=default_config_path("go1_trot"), run_dir=out.parent / "training",
                              progress=False)
             path = str(out)
