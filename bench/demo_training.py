@@ -2,10 +2,10 @@
 
     python bench/demo_training.py [--robot go2] [--seeds 0 1 2] [--budget-s 120] [--name NAME] [key=value ...]
 
-Each seed runs scripts/demo.py's training step as `make demo` runs it (the robot's trot config and the demo's
-recipe, DEMO_TRAINING_OVERRIDES, for --budget-s of wall clock; six snapshots pre-flown through the demo's session;
-the cleared best tracker judged by the eval's WALKS and by a zero command), with `seed=S` and any key=value given
-here on top. Seeds stand in for what varies from one `make demo` to the next (how far the wall-clock budget gets).
+Each seed runs scripts/demo.py's training step as `make demo` runs it (the robot's trot config and its demo
+recipe, DEMO_TRAINING_OVERRIDES[robot], for --budget-s of wall clock; six snapshots pre-flown through the demo's
+session; the cleared best tracker judged by the eval's WALKS and by a zero command), with `seed=S` and any key=value
+given here on top. Seeds stand in for what varies from one `make demo` to the next (how far the wall-clock budget gets).
 Runs one seed at a time, alone on the machine, as the demo runs.
 
 Writes bench/results/<name>.{json,md}: per seed the iterations trained, the snapshot chosen, the verdict; the count
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     from surrogait_train.api import DEMO_TRAINING_OVERRIDES
 
     commit, dirty = git_commit()
-    result = {"name": name, "robot": args.robot, "budget_s": args.budget_s, "recipe": list(DEMO_TRAINING_OVERRIDES),
+    result = {"name": name, "robot": args.robot, "budget_s": args.budget_s,
+              "recipe": list(DEMO_TRAINING_OVERRIDES[args.robot]),
               "overrides": args.overrides, "machine": describe_machine(), "commit": commit,
               "commit_dirty": dirty,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -7,7 +7,7 @@
     make demo DEMO_ARGS="--simulator gazebo"     (where Gazebo Harmonic and ros_gz_bridge are installed)
     make demo DEMO_ARGS="--terrain rough --switch-gait pace"   (the shipped multi-gait policy, no training)
 
-1. trains a policy with the differentiable trainer (surrogait_train, the demo's recipe: 16 robots) for
+1. trains a policy with the differentiable trainer (surrogait_train, the robot's demo recipe) for
    --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies the six
    that tracked best in training through the demo's session against the safety monitor's thresholds
    (surrogait_train.preflight) and exports the cleared one that tracks best as <run dir>/policy.onnx
@@ -30,9 +30,9 @@ from pathlib import Path
 
 from surrogait_rehearsal import demo as rehearsal
 
-# A 120 s demo training (16 robots) reaches ~450-600 iterations on 2 cores, and a run can slide for a hundred of them
-# and come back (docs/training-log.md, 2026-12-05 (6)): so the pre-flight flies the six snapshots from iteration 20 on
-# whose iterations tracked the command best in the trainer's own log; ~6 s each.
+# A 120 s demo training reaches ~125 iterations on 2 cores with the Go2's 512 robots, ~500 with the Go1's 16, and a run
+# can slide for a hundred iterations and come back (docs/training-log.md, 2026-12-05 (6)): so the pre-flight flies the
+# six snapshots from iteration 20 on whose iterations tracked the command best in the trainer's own log; ~6 s each.
 SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
 FIRST_CANDIDATE_ITERATION = 20
@@ -60,7 +60,7 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
     start = time.monotonic()
     training_dir = run_dir / "training"
     out = run_dir / "policy.onnx"
-    train_and_export([*DEMO_TRAINING_OVERRIDES, *overrides], budget_s=budget_s, out_path=out,
+    train_and_export([*DEMO_TRAINING_OVERRIDES[robot], *overrides], budget_s=budget_s, out_path=out,
                      config_path=default_config_path(f"{robot}_trot"), run_dir=training_dir,
                      progress=True, snapshot_every=SNAPSHOT_EVERY)
     trained_s = time.monotonic() - start

@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     machine = describe_machine()
     run_dir = args.workdir / args.name
-    overrides = [*DEMO_TRAINING_OVERRIDES, *args.overrides]
+    overrides = [*DEMO_TRAINING_OVERRIDES[args.robot], *args.overrides]
     start = time.perf_counter()
     train_and_export(overrides, budget_s=0, out_path=run_dir / "policy.onnx",
                      config_path=default_config_path(f"{args.robot}_trot"), run_dir=run_dir / "training",
