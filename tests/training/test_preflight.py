@@ -11,7 +11,14 @@ from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_train.env import make_contract
 from surrogait_train.export import export_onnx
 from surrogait_train.networks import Actor
-from surrogait_train.preflight import PREFLIGHT_CEILING, PreflightResult, SessionStep, best_cleared, preflight
+from surrogait_train.preflight import (
+    PREFLIGHT_CEILING,
+    PREFLIGHT_POSITION_CEILING,
+    PreflightResult,
+    SessionStep,
+    best_cleared,
+    preflight,
+)
 
 SHIPPED = "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
 WALK = [SessionStep(2.0, (0.5, 0.0, 0.0)), SessionStep(1.0, (0.0, 0.0, 0.0))]
@@ -75,3 +82,15 @@ def test_the_shipped_policy_is_flown_with_its_yaw_rate_error_measured():
     result = preflight(SHIPPED, [SessionStep(2.0, (0.5, 0.0, 0.5))], robots=2)
     assert 0.0 < result.yaw_rate_rmse < 0.5, result.summary()
     assert "yaw-rate RMSE" in result.summary()
+
+
+def test_a_joint_that_overshoots_its_soft_range_towards_the_position_fault_is_not_cleared():
+    # the shipped Go2 trot keeps every joint inside its soft range; a result whose calf went 0.8 of the way from its
+    # soft limit to the monitor's position fault is refused even though 0.8 is under the other rules' ceiling
+    assert preflight(SHIPPED, WALK, robots=4).joint_position < PREFLIGHT_POSITION_CEILING
+    overshoot = PreflightResult(policy="p", robots=1, session_s=1.0, falls=0, joint_speed=0.5, joint_speed_joint="j",
+                                joint_speed_by_joint={}, joint_speed_rms_by_joint={}, commanded_torque=0.5,
+                                commanded_torque_joint="j", motor_saturation=0.0, tilt=0.3, vx_rmse=0.1,
+                                joint_position=0.8, joint_position_joint="FL_calf")
+    assert overshoot.worst == 0.8 and not overshoot.cleared
+    assert "joint position 0.80 (FL_calf)" in overshoot.summary()

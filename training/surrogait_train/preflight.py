@@ -6,6 +6,7 @@ times its torque, or the base tilted past 0.6 rad. Those peaks last a few millis
 control steps. So the pre-flight runs the session (a list of timed velocity commands, e.g. the demo's)
 on a batch of robots through the policy node's own path (`PolicyRunner` + onnxruntime, targets
 clipped to the contract's soft range) at the motor drivers' 2 ms PD step, and measures every rule
+(joint speed, commanded torque, motor saturation, tilt, a joint past its soft range towards the position fault)
 at every physics step, as a fraction of the monitor's threshold (`default_thresholds`, the same
 function the monitor uses). A policy is cleared when no robot falls and every peak stays under
 `PREFLIGHT_CEILING` of its threshold: the margin covers what the trainer's MuJoCo does not model
@@ -31,6 +32,10 @@ from surrogait_train.state import robot_state_from_mujoco
 from surrogait_train.symmetry import left_right_imbalance
 
 PREFLIGHT_CEILING = 0.9  # of each threshold
+# Of the way from a joint's soft limit to its position fault: the band is narrow (the Go1's calf: 0.07 rad), and a
+# Go1 demo policy that went 0.80 of it here overshot the whole band in the rehearsal and was damped
+# (docs/training-log.md, 2026-12-05 (6))
+PREFLIGHT_POSITION_CEILING = 0.5
 PREFLIGHT_SEED = 40_000  # its own seed, apart from training's and eval's
 DRIVER_PD_DT_S = 0.002  # the Go2's and Go1's motor drivers close their PD loop at >= 500 Hz
 
@@ -60,11 +65,15 @@ class PreflightResult:
     tilt: float
     vx_rmse: float  # m/s, over the session after its first second, robots that did not fall
     yaw_rate_rmse: float = 0.0  # rad/s, the same samples
+    # how far a joint went past its soft limit (where the targets are clipped) towards the monitor's joint-position
+    # fault bound, as a fraction of that distance (0: it stayed in its soft range)
+    joint_position: float = 0.0
+    joint_position_joint: str = ""
     ceiling: float = PREFLIGHT_CEILING
 
     @property
     def worst(self) -> float:
-        return max(self.joint_speed, self.commanded_torque, self.motor_saturation, self.tilt)
+        return max(self.joint_speed, self.commanded_torque, self.motor_saturation, self.tilt, self.joint_position)
 
     @property
     def left_right_imbalance(self) -> tuple[float, str]:
@@ -80,13 +89,15 @@ class PreflightResult:
 
     @property
     def cleared(self) -> bool:
-        return self.falls == 0 and self.worst <= self.ceiling
+        return self.falls == 0 and self.worst <= self.ceiling and self.joint_position <= PREFLIGHT_POSITION_CEILING
 
     def summary(self) -> str:
         verdict = "cleared" if self.cleared else "NOT cleared"
+        past_soft = f" ({self.joint_position_joint})" if self.joint_position else ""
         return (f"{verdict}: falls {self.falls}/{self.robots}, of the monitor's thresholds: joint speed "
                 f"{self.joint_speed:.2f} ({self.joint_speed_joint}), commanded torque {self.commanded_torque:.2f} "
-                f"({self.commanded_torque_joint}), motor saturation {self.motor_saturation:.2f}, tilt {self.tilt:.2f}; "
+                f"({self.commanded_torque_joint}), motor saturation {self.motor_saturation:.2f}, tilt {self.tilt:.2f}, "
+                f"joint position {self.joint_position:.2f}{past_soft}; "
                 f"vx RMSE {self.vx_rmse:.3f} m/s, yaw-rate RMSE {self.yaw_rate_rmse:.3f} rad/s")
 
     def as_dict(self) -> dict:
@@ -125,6 +136,13 @@ def preflight(
     speed_limit = th.joint_vel_fraction * th.joint_vel_limit
     torque_cmd_limit = th.commanded_torque_factor * th.joint_torque_limit
     saturated_at = th.tau_est_fraction * th.joint_torque_limit
+    # A target is clipped to the soft range, yet the joint can overshoot it (a stance leg straightening under load):
+    # the monitor faults a joint one joint_pos_fault_fraction of the way from its soft limit to its stop.
+    fault_lo, fault_hi = th.joint_pos_fault_limits()
+    soft_lo = th.joint_pos_lower if th.soft_joint_pos_lower is None else th.soft_joint_pos_lower
+    soft_hi = th.joint_pos_upper if th.soft_joint_pos_upper is None else th.soft_joint_pos_upper
+    band_lo, band_hi = np.maximum(soft_lo - fault_lo, 1e-6), np.maximum(fault_hi - soft_hi, 1e-6)
+    position = np.zeros(12)
     runner = PolicyRunner(policy)
     runner.reset(num_robots=robots)
     env.reset(seed=seed, randomize_episode_start=False)
@@ -155,6 +173,8 @@ def preflight(
         quat = sub[:, :, env.physics.layout.qpos][:, :, 3:7]
         live = alive[:, None, None]
         speed = np.maximum(speed, np.max(np.where(live, np.abs(dq) / speed_limit, 0.0), axis=(0, 1)))
+        past_soft = np.maximum((soft_lo - q) / band_lo, (q - soft_hi) / band_hi)
+        position = np.maximum(position, np.max(np.where(live, np.maximum(past_soft, 0.0), 0.0), axis=(0, 1)))
         # the monitor judges each LowCmd's kp·(q*−q) − kd·dq with the newest LowState; the q the drivers see
         # at each PD step stands in for it
         tau_cmd = pd_torque(kp, kd, targets[:, None, :], q, dq)
@@ -191,6 +211,8 @@ def preflight(
         commanded_torque=float(torque_cmd.max()), commanded_torque_joint=names[int(torque_cmd.argmax())],
         motor_saturation=longest_saturated_s / th.tau_est_persist_s, tilt=tilt,
         vx_rmse=float(np.sqrt(vx_err2 / max(vx_count, 1))), yaw_rate_rmse=float(np.sqrt(yaw_err2 / max(vx_count, 1))),
+        joint_position=float(position.max()),
+        joint_position_joint=names[int(position.argmax())] if position.any() else "",
     )  # fmt: skip
 
 
