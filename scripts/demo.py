@@ -45,9 +45,9 @@ def say(text: str) -> None:
 
 def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = False,
           overrides: tuple[str, ...] = ()) -> TrainedPolicy | None:
-    """Train (the demo's recipe, `overrides` on top), then pre-flight snapshots spread over the run through the
-    demo's own session against the safety monitor's limits, and export the cleared one that tracks best (else the
-    closest) as run_dir/policy.onnx; None without the trainer."""
+    """Train (the robot's demo recipe, `overrides` on top), then pre-fly the snapshots that tracked best in training
+    through the demo's own session against the safety monitor's limits, and export the cleared one that tracks best
+    (else the closest) as run_dir/policy.onnx; None without the trainer."""
     try:
         from surrogait_train.api import DEMO_TRAINING_OVERRIDES, snapshots, train_and_export
         from surrogait_train.config import default_config_path
