@@ -23,7 +23,6 @@ motor model, trained and trained_each ≥ 9/10, gait_switch every run (issue 14)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -129,12 +128,10 @@ def summarize(runs: list[dict]) -> dict:
 
 def train_policy(out_dir: Path, budget_s: float) -> Path:
     """What `make demo` rehearses: scripts/demo.py's own training and pre-flight."""
-    spec = importlib.util.spec_from_file_location("make_demo", ROOT / "scripts" / "demo.py")
-    make_demo = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = make_demo  # its dataclasses look their module up there
-    spec.loader.exec_module(make_demo)
+    from demo_training import load_demo_script  # bench/demo_training.py: scripts/demo.py, loaded by its path
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    trained = make_demo.train(out_dir, budget_s)
+    trained = load_demo_script().train(out_dir, budget_s)
     if trained is None:
         raise SystemExit("the trainer (surrogait_train) is not installed: run `make setup`")
     return trained.path

@@ -139,8 +139,7 @@ def preflight(
     # A target is clipped to the soft range, yet the joint can overshoot it (a stance leg straightening under load):
     # the monitor faults a joint one joint_pos_fault_fraction of the way from its soft limit to its stop.
     fault_lo, fault_hi = th.joint_pos_fault_limits()
-    soft_lo = th.joint_pos_lower if th.soft_joint_pos_lower is None else th.soft_joint_pos_lower
-    soft_hi = th.joint_pos_upper if th.soft_joint_pos_upper is None else th.soft_joint_pos_upper
+    soft_lo, soft_hi = th.soft_joint_pos_limits()
     band_lo, band_hi = np.maximum(soft_lo - fault_lo, 1e-6), np.maximum(fault_hi - soft_hi, 1e-6)
     position = np.zeros(12)
     runner = PolicyRunner(policy)

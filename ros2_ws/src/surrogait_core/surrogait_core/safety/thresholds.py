@@ -118,11 +118,16 @@ class SafetyThresholds:
     def policy_stalled_s(self) -> float:
         return self.policy_stalled_periods * self.control_period_s
 
+    def soft_joint_pos_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper), rad: the soft range the policy's targets are clipped to (the hard range without one)."""
+        soft_lo = self.joint_pos_lower if self.soft_joint_pos_lower is None else self.soft_joint_pos_lower
+        soft_hi = self.joint_pos_upper if self.soft_joint_pos_upper is None else self.soft_joint_pos_upper
+        return soft_lo, soft_hi
+
     def joint_pos_fault_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper), rad: where the joint-position rule faults, between the soft and hard limits."""
         f = self.joint_pos_fault_fraction
-        soft_lo = self.joint_pos_lower if self.soft_joint_pos_lower is None else self.soft_joint_pos_lower
-        soft_hi = self.joint_pos_upper if self.soft_joint_pos_upper is None else self.soft_joint_pos_upper
+        soft_lo, soft_hi = self.soft_joint_pos_limits()
         return soft_lo + f * (self.joint_pos_lower - soft_lo), soft_hi + f * (self.joint_pos_upper - soft_hi)
 
     @property
