@@ -10,7 +10,8 @@
 1. trains a policy with the differentiable trainer (surrogait_train, the robot's demo recipe) for
    --train-budget-s seconds of wall time, exporting a snapshot every 5 iterations, then pre-flies the six
    that tracked best in training through the demo's session against the safety monitor's thresholds
-   (surrogait_train.preflight) and exports the cleared one that tracks best as <run dir>/policy.onnx
+   (surrogait_train.preflight) and exports the cleared one that tracks best on commands of its own (not the
+   eval's) as <run dir>/policy.onnx
    (the results: <run dir>/preflight.json) — skipped with --use-shipped-policy or --policy;
 2. rehearses it: `python -m surrogait_rehearsal.demo --policy <run dir>/policy.onnx` (run in this
    process), which starts the processes, drives the scripted session and writes the report.
@@ -37,6 +38,11 @@ SNAPSHOT_EVERY = 5
 PREFLIGHT_CANDIDATES = 6
 FIRST_CANDIDATE_ITERATION = 20
 WALK_EPISODES = 16  # the eval's held-out commands, 8 s each: ~10 s on 2 cores
+# Between cleared snapshots the pre-flight's one session (four commands) chose one that does not walk where another
+# did (docs/training-log.md, 2026-12-05 (7)): they are told apart on commands of their own, drawn over the eval's
+# ranges but never the eval's, so the verdict stays on held-out commands.
+VALIDATION_EPISODES = 16
+VALIDATION_SEED = 50_000  # apart from training's, the pre-flight's (40 000) and the eval's (10 000)
 
 
 def say(text: str) -> None:
@@ -76,7 +82,16 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
         [path for _, path in candidates], session,
         report=lambda i, r: say(f"  iteration {candidates[i][0]}: {r.summary()}"),
     )  # fmt: skip
-    flown = [{"iteration": candidates[i][0], "chosen": i == chosen, **r.as_dict()}
+    cleared = [i for i, r in enumerate(results) if r.cleared]
+    validation: dict[int, float] = {}
+    if len(cleared) > 1:
+        say(f"surrogait demo: {len(cleared)} snapshots cleared; each walks {VALIDATION_EPISODES} episodes of "
+            "commands of its own (not the eval's) to choose between them")
+        validation = {i: validation_score(candidates[i][1]) for i in cleared}
+        chosen = min(cleared, key=lambda i: (validation[i], results[i].tracking))
+        say("  " + ", ".join(f"iteration {candidates[i][0]}: {validation[i]:.2f}" for i in cleared)
+            + " (the worse of vx / 0.15 and yaw rate / 0.2 RMSE; a fall: inf)")
+    flown = [{"iteration": candidates[i][0], "chosen": i == chosen, "validation": validation.get(i), **r.as_dict()}
              for i, r in enumerate(results)]
     (run_dir / "preflight.json").write_text(json.dumps(flown, indent=1) + "\n")
     iteration, path = candidates[chosen]
@@ -157,6 +172,26 @@ class WalkVerdict:
         standing = (f"told to stand it {'holds' if self.stands else 'does NOT hold'} still (drift RMSE "
                     f"{self.stand_drift:.3f} m/s, <= {STAND_RMSE_M_S}{', it fell' if self.stand_fell else ''})")
         return f"{'WALKS' if self.walks else 'does NOT walk'} by the eval's definition ({tracking}); {standing}"
+
+
+def validation_commands(episodes: int = VALIDATION_EPISODES, seed: int = VALIDATION_SEED):
+    """(episodes, 3) commands drawn uniformly over the eval's ranges, never its own fixed set."""
+    import numpy as np
+
+    from surrogait_train.evaluate import DEFAULT_EVAL_VX, EVAL_VY, EVAL_YAW
+
+    ranges = np.array([DEFAULT_EVAL_VX, EVAL_VY, EVAL_YAW])
+    return np.random.default_rng(seed).uniform(ranges[:, 0], ranges[:, 1], size=(episodes, 3))
+
+
+def validation_score(policy: Path, episodes: int = VALIDATION_EPISODES) -> float:
+    """The worse of vx and yaw-rate RMSE as fractions of the eval's WALKS bounds on `validation_commands` (below 1:
+    it would walk there); inf if a robot falls."""
+    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+
+    r = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0, seed=VALIDATION_SEED,
+                        commands=validation_commands(episodes))
+    return float("inf") if r.fall_rate else max(r.vx_rmse / WALK_VX_RMSE, r.yaw_rate_rmse / WALK_YAW_RMSE)
 
 
 def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> WalkVerdict:

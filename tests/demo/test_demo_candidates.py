@@ -57,3 +57,23 @@ def test_the_preflight_flies_the_snapshots_that_tracked_best_in_training_not_tho
     assert len(chosen) == 6 and chosen == sorted(chosen, reverse=True)
     assert not any(150 <= it <= 260 for it in chosen), chosen
     assert all(it >= 20 for it in chosen)
+
+
+def test_cleared_snapshots_are_told_apart_on_commands_of_their_own_never_the_evals():
+    """The choice between cleared snapshots must not be made on the commands the verdict is then given on."""
+    import numpy as np
+
+    from surrogait_train.evaluate import DEFAULT_EVAL_VX, EVAL_VY, EVAL_YAW, command_set
+
+    commands = demo_script.validation_commands()
+    assert commands.shape == (demo_script.VALIDATION_EPISODES, 3)
+    lo, hi = np.array([DEFAULT_EVAL_VX, EVAL_VY, EVAL_YAW]).T
+    assert np.all(commands >= lo) and np.all(commands <= hi)
+    held_out = command_set(demo_script.WALK_EPISODES)
+    assert np.min(np.abs(commands[:, None, :] - held_out[None, :, :]).sum(-1)) > 1e-3
+    np.testing.assert_array_equal(commands, demo_script.validation_commands())  # the same every demo
+
+
+def test_the_shipped_walking_policy_validates_under_one():
+    shipped = Path(__file__).resolve().parents[2] / "ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx"
+    assert demo_script.validation_score(shipped, episodes=4) < 1.0

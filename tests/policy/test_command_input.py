@@ -1,6 +1,14 @@
 import numpy as np
+import pytest
 
-from surrogait_core.policy.command_input import ChordDetector, CommandInput, clip_command, gamepad_command
+from surrogait_core.policy.command_input import (
+    ChordDetector,
+    CommandInput,
+    CommandSlewLimiter,
+    clip_command,
+    gamepad_command,
+    slewed,
+)
 from surrogait_core.policy.contract import CommandRanges
 from surrogait_core.wire.go2_wire import ESTOP_KEYS, STAND_UP_KEYS, WALK_KEYS, Gamepad
 
@@ -25,6 +33,30 @@ def test_cmd_vel_times_out_to_zero():
     np.testing.assert_array_equal(cmd.command(1.51), np.zeros(3))
     cmd.set_cmd_vel(5.0, 0.0, 0.0, now_s=2.0)
     np.testing.assert_allclose(cmd.command(2.0), [1.0, 0.0, 0.0])
+
+
+def test_the_followed_command_moves_towards_the_target_at_the_slew_rate_per_component():
+    limiter = CommandSlewLimiter((1.0, 0.5, 2.0))
+    np.testing.assert_allclose(limiter.step([1.0, -1.0, 1.0], 0.1), [0.1, -0.05, 0.2])
+    np.testing.assert_allclose(limiter.step([0.15, -1.0, 0.25], 0.1), [0.15, -0.1, 0.25])  # reached: no overshoot
+    limiter.reset()
+    np.testing.assert_array_equal(limiter.step([0.0, 0.0, 0.0], 0.1), np.zeros(3))
+    # 0 = that component follows at once
+    np.testing.assert_allclose(CommandSlewLimiter((0.0, 1.0, 0.0)).step([0.8, 0.8, -0.4], 0.02), [0.8, 0.02, -0.4])
+
+
+def test_a_step_to_a_stop_becomes_a_ramp():
+    steps = np.array([[1.0, 0.0, 0.0]] * 100 + [[0.0, 0.0, 0.0]] * 60)  # 2 s at 1 m/s, then stop; 50 Hz
+    followed = slewed(steps, 0.02, (1.0, 1.0, 1.0))
+    assert followed[49, 0] == pytest.approx(1.0) and followed[0, 0] == pytest.approx(0.02)
+    assert np.all(np.abs(np.diff(followed[:, 0])) <= 0.02 + 1e-12)
+    assert followed[149, 0] == pytest.approx(0.0)  # 1 s after the stop
+
+
+@pytest.mark.parametrize("rate", [(1.0, 1.0), (1.0, -1.0, 1.0), (1.0, float("nan"), 1.0)])
+def test_a_slew_rate_must_be_three_values_that_are_not_negative(rate):
+    with pytest.raises(ValueError, match="slew rate"):
+        CommandSlewLimiter(rate)
 
 
 def test_gamepad_sticks_map_to_the_ranges_and_win_over_cmd_vel():

@@ -61,12 +61,12 @@ def test_walk_runs_the_policy_with_the_clipped_command(tmp_path):
     weight = np.zeros((contract.obs_size, 12))
     command_at = sum(t.size for t in contract.observation[: [t.name for t in contract.observation].index("command")])
     weight[command_at, :] = 1.0
-    ctrl = controller(write_linear_policy(tmp_path / "p.onnx", contract, weight=weight))
+    ctrl = controller(write_linear_policy(tmp_path / "p.onnx", contract, weight=weight), command_slew_rate=(0, 0, 0))
     run(ctrl, 0.0, 0.1)
     ctrl.request("stand_up", 0.1)
     run(ctrl, 0.1, 1.2)
     assert ctrl.request("walk", 1.2).accepted
-    ctrl.on_cmd_vel(5.0, 0.0, 0.0, 1.2)  # beyond the range: clipped to 1.0
+    ctrl.on_cmd_vel(5.0, 0.0, 0.0, 1.2)  # beyond the range: clipped to 1.0 (and followed at once: no slew)
     out = run(ctrl, 1.2, 1.3)[-1]
     assert out.state is PolicyState.WALK and out.inference_s is not None
     np.testing.assert_allclose(out.command, [1.0, 0.0, 0.0])
@@ -76,6 +76,35 @@ def test_walk_runs_the_policy_with_the_clipped_command(tmp_path):
     np.testing.assert_allclose(out.targets.q, SPEC.default_joint_pos, atol=1e-6)
     assert ctrl.request("stop_walk", 1.9).accepted
     assert run(ctrl, 1.9, 1.95)[-1].state is PolicyState.READY
+
+
+def test_the_followed_command_slews_from_a_standstill_and_to_a_stop(go2_policy_path):
+    ctrl = controller(go2_policy_path, command_slew_rate=(1.0, 1.0, 1.0))
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    assert ctrl.request("walk", 1.2).accepted
+    ctrl.on_cmd_vel(1.0, 0.0, 0.5, 1.2)
+    outs = run(ctrl, 1.2, 1.7)
+    # 1 m/s² and 1 rad/s² at 50 Hz: 0.02 a cycle, from zero
+    np.testing.assert_allclose(outs[0].command, [0.02, 0.0, 0.02])
+    np.testing.assert_allclose(outs[-1].command, [0.5, 0.0, 0.5], atol=1e-9)
+    for t in np.arange(1.7, 2.2, 0.1):
+        ctrl.on_cmd_vel(1.0, 0.0, 0.5, t)
+    assert run(ctrl, 1.7, 2.2)[-1].command[0] == pytest.approx(1.0)
+    # the link goes quiet: the time-out's zero is reached in a second, not in one step under a body at 1 m/s
+    outs = run(ctrl, 2.2, 3.8)
+    stopping = [o.command[0] for o in outs if o.command[0] < 1.0]
+    assert stopping[0] == pytest.approx(0.98) and np.all(np.diff(stopping) >= -0.02 - 1e-9)
+    np.testing.assert_allclose(outs[-1].command, np.zeros(3), atol=1e-9)
+    # a walk stopped at speed and started again starts from a standstill, not from the last walk's command
+    ctrl.on_cmd_vel(1.0, 0.0, 0.0, 3.8)
+    assert run(ctrl, 3.8, 3.89)[-1].command[0] == pytest.approx(0.1)
+    assert ctrl.request("stop_walk", 3.9).accepted
+    run(ctrl, 3.9, 4.0)
+    assert ctrl.request("walk", 4.0).accepted
+    ctrl.on_cmd_vel(1.0, 0.0, 0.0, 4.0)
+    assert run(ctrl, 4.0, 4.01)[-1].command[0] == pytest.approx(0.02)
 
 
 def test_the_gait_clock_follows_the_robot_tick(go2_policy_path):

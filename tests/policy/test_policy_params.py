@@ -39,6 +39,8 @@ def test_wrong_types_and_unknown_names_are_refused(values, message):
     ({"policy_path": "p.onnx", "network_interface": "eth9"}, "'eth9' does not exist"),
     ({"policy_path": "p.onnx", "damping_kd": 0.0}, "damping_kd must be positive"),
     ({"policy_path": "p.onnx", "dds_domain": 500}, "outside 0..232"),
+    ({"policy_path": "p.onnx", "command_accel_m_s2": -1.0}, "command_accel_m_s2 must be >= 0"),
+    ({"policy_path": "p.onnx", "command_yaw_accel_rad_s2": float("inf")}, "command_yaw_accel_rad_s2 must be >= 0"),
 ])
 def test_values_that_cannot_work_are_refused(values, message):
     with pytest.raises(ParamError, match=message):

@@ -94,3 +94,27 @@ def test_a_joint_that_overshoots_its_soft_range_towards_the_position_fault_is_no
                                 joint_position=0.8, joint_position_joint="FL_calf")
     assert overshoot.worst == 0.8 and not overshoot.cleared
     assert "joint position 0.80 (FL_calf)" in overshoot.summary()
+
+
+def command_following_policy(tiny_config, path):
+    """An actor whose thighs swing forward with the commanded vx (0.25 rad of target per m/s): a step in the
+    command reaches the joints as a step, unless the command is slewed first."""
+    contract = make_contract(tiny_config.env)
+    actor = Actor(contract.obs_size, contract.action_size, [])
+    names = [t.name for t in contract.observation]
+    command_vx = sum(t.size for t in contract.observation[: names.index("command")])
+    linear = [m for m in actor.net.modules() if isinstance(m, torch.nn.Linear)][0]
+    with torch.no_grad():
+        linear.weight.zero_()
+        linear.bias.zero_()
+        linear.weight[1::3, command_vx] = 1.0 / contract.observation[names.index("command")].scale
+    return export_onnx(actor, contract, path)
+
+
+def test_the_session_is_followed_as_the_policy_node_follows_it_slewed(tiny_config, tmp_path):
+    policy = command_following_policy(tiny_config, tmp_path / "follow.onnx")
+    step_to_speed = [SessionStep(0.5, (0.0, 0.0, 0.0)), SessionStep(1.0, (1.0, 0.0, 0.0))]
+    at_once = preflight(policy, step_to_speed, robots=2, command_slew_rate=(0.0, 0.0, 0.0))
+    slewed = preflight(policy, step_to_speed, robots=2)
+    thighs = [n for n in at_once.joint_speed_by_joint if n.endswith("thigh")]
+    assert all(slewed.joint_speed_by_joint[n] < 0.5 * at_once.joint_speed_by_joint[n] for n in thighs)

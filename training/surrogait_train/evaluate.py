@@ -80,7 +80,11 @@ class CourseJudge:
             self.crossed |= running & ~fell & (base_x_w >= self.finish_x)
 
 
-def command_set(num: int, vx=DEFAULT_EVAL_VX, vy=(-0.3, 0.3), yaw=(-0.5, 0.5)) -> np.ndarray:
+EVAL_VY = (-0.3, 0.3)  # m/s
+EVAL_YAW = (-0.5, 0.5)  # rad/s
+
+
+def command_set(num: int, vx=DEFAULT_EVAL_VX, vy=EVAL_VY, yaw=EVAL_YAW) -> np.ndarray:
     """Fixed, spread-out commands (a Halton-like sequence with bases 2, 3, 5)."""
 
     def radical_inverse(i: int, base: int) -> float:

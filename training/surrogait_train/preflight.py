@@ -4,8 +4,8 @@ A policy can pass `eval` (no falls, velocity tracked) and still be damped in dep
 monitor latches on the first sample of a calf past its rated speed, a command asking a hip for 1.5
 times its torque, or the base tilted past 0.6 rad. Those peaks last a few milliseconds, between
 control steps. So the pre-flight runs the session (a list of timed velocity commands, e.g. the demo's)
-on a batch of robots through the policy node's own path (`PolicyRunner` + onnxruntime, targets
-clipped to the contract's soft range) at the motor drivers' 2 ms PD step, and measures every rule
+on a batch of robots through the policy node's own path (its command slew, `PolicyRunner` + onnxruntime,
+targets clipped to the contract's soft range) at the motor drivers' 2 ms PD step, and measures every rule
 (joint speed, commanded torque, motor saturation, tilt, a joint past its soft range towards the position fault)
 at every physics step, as a fraction of the monitor's threshold (`default_thresholds`, the same
 function the monitor uses). A policy is cleared when no robot falls and every peak stays under
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from surrogait_core.policy.command_input import COMMAND_SLEW_RATE, slewed
 from surrogait_core.policy.onnx_policy import OnnxPolicy
 from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.safety.thresholds import default_thresholds
@@ -113,11 +114,13 @@ def preflight(
     seed: int = PREFLIGHT_SEED,
     num_threads: int = 2,
     action_delay_s: float = 0.0,
+    command_slew_rate: tuple[float, float, float] = COMMAND_SLEW_RATE,
 ) -> PreflightResult:
     """Walk `robots` robots through `session` from a standing start and measure the monitor's rules.
 
     `action_delay_s`: new joint targets reach the motors this late (2 ms steps), as the deployment's
-    sense-to-actuate latency makes them."""
+    sense-to-actuate latency makes them. `command_slew_rate`: the session's commands are followed as the policy
+    node follows the operator's (`CommandSlewLimiter`; zeros: at once)."""
     from surrogait_train.env import LocomotionEnv
 
     policy = OnnxPolicy(onnx_path)
@@ -145,8 +148,9 @@ def preflight(
     runner = PolicyRunner(policy)
     runner.reset(num_robots=robots)
     env.reset(seed=seed, randomize_episode_start=False)
-    commands = np.concatenate([np.tile(s.command, (int(round(s.duration_s / contract.control_dt_s)), 1))
-                               for s in session])  # fmt: skip
+    # as the policy node follows them: slewed from a standstill (a step to a stop felled whole batches)
+    commands = slewed(np.concatenate([np.tile(s.command, (int(round(s.duration_s / contract.control_dt_s)), 1))
+                                      for s in session]), contract.control_dt_s, command_slew_rate)  # fmt: skip
     settle = int(round(1.0 / contract.control_dt_s))
     alive = np.ones(robots, dtype=bool)
     speed = np.zeros(12)

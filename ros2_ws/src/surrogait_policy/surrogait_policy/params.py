@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 
 from surrogait_core.inputs.foot_force import DEFAULT_CALIBRATION_DIR, FOOT_FORCE_UNITS, RAW
+from surrogait_core.policy.command_input import COMMAND_SLEW_RATE
 from surrogait_core.robot_links import UDP, robot_link
 from surrogait_core.robot_spec import ROBOTS
 from surrogait_core.runtime.node_params import (
@@ -75,6 +76,11 @@ class PolicyNodeParams:
     estimator_timeout_s: float = param(0.1, "no odometry for this long while walking (policies that need it): "
                                             "DAMP, s")
     cmd_vel_timeout_s: float = param(0.5, "no cmd_vel or gamepad stick for this long: zero velocity command, s")
+    command_accel_m_s2: float = param(COMMAND_SLEW_RATE[0], "the followed vx and vy move towards the operator's "
+                                                            "command at most this fast (a stop from 1 m/s takes "
+                                                            "1 s), m/s²; 0 = at once")
+    command_yaw_accel_rad_s2: float = param(COMMAND_SLEW_RATE[2], "the followed yaw rate moves towards the "
+                                                                  "operator's at most this fast, rad/s²; 0 = at once")
     reset_requires_safety_ok: bool = param(True, "policy/reset (DAMP -> PASSIVE) only while the safety monitor "
                                                  "reports OK")
     diagnostics_period_s: float = param(1.0, "diagnostics publishing period, s")
@@ -121,6 +127,9 @@ class PolicyNodeParams:
         if not 0.0 <= self.dry_run_gain_fraction < 1.0:
             problems.append(f"dry_run_gain_fraction {self.dry_run_gain_fraction:g} must be in [0, 1) (0 = off; 0.2: "
                             "a fifth of the policy's gains)")
+        for name in ("command_accel_m_s2", "command_yaw_accel_rad_s2"):
+            if not math.isfinite(getattr(self, name)) or getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0 (0 = follow the command at once), got {getattr(self, name)}")
         if self.frozen_observation_steps < 2:
             problems.append(f"frozen_observation_steps must be >= 2, got {self.frozen_observation_steps}")
         if self.restore_sport_mode and not self.release_sport_mode:

@@ -105,6 +105,7 @@ class PolicyNode(Node):
             state_timeout_s=p.state_timeout_s,
             estimator_timeout_s=p.estimator_timeout_s,
             command_timeout_s=p.cmd_vel_timeout_s,
+            command_slew_rate=(p.command_accel_m_s2, p.command_accel_m_s2, p.command_yaw_accel_rad_s2),
             reset_requires_safety_ok=p.reset_requires_safety_ok,
             inputs=InputGuardConfig(SanityConfig(min_rate_hz=min_rate_hz, check_feet=p.foot_force_units != NONE),
                                     allow_without_crc=p.allow_lowstate_without_crc,

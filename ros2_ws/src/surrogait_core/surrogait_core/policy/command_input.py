@@ -4,6 +4,7 @@ The velocity command is clipped to the contract's command ranges (the policy was
 outside them) and falls back to zero when no fresh command arrived within `timeout_s`, so a
 dead teleop link or a crashed planner stops the robot instead of letting it walk on.
 A deflected gamepad stick wins over cmd_vel: the operator holding the pad is in charge.
+The command the policy follows moves towards the operator's at a bounded rate (`CommandSlewLimiter`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,42 @@ class CommandInput:
         if now_s - self._cmd_vel_time_s <= self.timeout_s:
             return self._cmd_vel.copy()
         return np.zeros(3)
+
+
+# m/s², m/s², rad/s²: how fast the followed (vx, vy, yaw rate) may change. A step from 1.0 m/s to a stop (a
+# released key, a dead link's time-out) made the feet of a Go1 demo policy stand still under a body at full speed:
+# 16 of 16 pre-flight robots fell; slewed at 2, 1 or 0.5 none did (docs/training-log.md, 2026-12-05 (7)).
+COMMAND_SLEW_RATE = (1.0, 1.0, 1.0)
+
+
+@dataclasses.dataclass
+class CommandSlewLimiter:
+    """The command a policy follows, moving towards the operator's by at most `rate` per second in each
+    component (0 = that component follows at once). Starts, and `reset`s, at a standstill."""
+
+    rate: tuple[float, float, float] = COMMAND_SLEW_RATE
+    _command: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self) -> None:
+        if len(self.rate) != 3 or any(not np.isfinite(r) or r < 0 for r in self.rate):
+            raise ValueError(f"command slew rate must be three finite values >= 0 (m/s², m/s², rad/s²), "
+                             f"got {self.rate}")
+
+    def reset(self) -> None:
+        self._command = np.zeros(3)
+
+    def step(self, target: np.ndarray, dt_s: float) -> np.ndarray:
+        """Move `dt_s` seconds' worth towards `target`; returns the command to follow now."""
+        rate = np.asarray(self.rate, dtype=np.float64)
+        step = np.where(rate > 0, rate * max(dt_s, 0.0), np.inf)
+        self._command = self._command + np.clip(np.asarray(target, dtype=np.float64) - self._command, -step, step)
+        return self._command.copy()
+
+
+def slewed(commands: np.ndarray, dt_s: float, rate: tuple[float, float, float] = COMMAND_SLEW_RATE) -> np.ndarray:
+    """A (T, 3) sequence of commands, one per control step of `dt_s`, as the policy node follows them."""
+    limiter = CommandSlewLimiter(rate)
+    return np.stack([limiter.step(c, dt_s) for c in np.asarray(commands, dtype=np.float64)])
 
 
 @dataclasses.dataclass

@@ -17,7 +17,13 @@ import threading
 import numpy as np
 
 from surrogait_core.inputs.preflight import PreflightReport
-from surrogait_core.policy.command_input import ChordDetector, CommandInput, gait_chords
+from surrogait_core.policy.command_input import (
+    COMMAND_SLEW_RATE,
+    ChordDetector,
+    CommandInput,
+    CommandSlewLimiter,
+    gait_chords,
+)
 from surrogait_core.policy.dry_run import DryRunTracker
 from surrogait_core.policy.gait import leg_phases, stance_mask
 from surrogait_core.policy.input_guard import InputGuard, InputGuardConfig
@@ -61,6 +67,7 @@ class ControllerConfig:
     state_timeout_s: float = 0.06  # 3 control periods without rt/lowstate while stiff → DAMP
     estimator_timeout_s: float = 0.1  # no fresh odometry while walking (if the policy needs it) → DAMP
     command_timeout_s: float = 0.5  # no fresh cmd_vel / stick → zero velocity command
+    command_slew_rate: tuple[float, float, float] = COMMAND_SLEW_RATE  # m/s², m/s², rad/s² (CommandSlewLimiter)
     # A gap this long between control cycles is a stall of this process (or of the whole host, as a
     # hypervisor pausing every vCPU); the state and odometry time-outs then count from its return.
     own_stall_s: float = 0.02
@@ -96,6 +103,7 @@ class PolicyController:
         self.config = config
         self.fsm = PolicyFsm(config.stand_up_duration_s)
         self.commands = CommandInput(contract.command_ranges, timeout_s=config.command_timeout_s)
+        self.followed = CommandSlewLimiter(config.command_slew_rate)
         self.chords = ChordDetector(extra=gait_chords(contract.gait_names) if contract.gaits else ())
         gain = config.dry_run_gain_fraction or 1.0
         self.kp = np.asarray(contract.kp, dtype=np.float64) * gain
@@ -193,7 +201,9 @@ class PolicyController:
             state = self.fsm.update(now_s)
             if state is not self._last_state:
                 self._entered(state, now_s)
-            command = self.commands.command(now_s) if state is PolicyState.WALK else np.zeros(3)
+            # one cycle per policy step while walking: the followed command slews towards the operator's
+            command = (self.followed.step(self.commands.command(now_s), self.runner.contract.control_dt_s)
+                       if state is PolicyState.WALK else np.zeros(3))
             inference_s = None
             scheduled = None
             if state in DAMPING_STATES:
@@ -347,6 +357,7 @@ class PolicyController:
         if state is PolicyState.WALK:
             # A walk starts from a clean slate: no stale last action, gait clock at phase 0.
             self.runner.reset()
+            self.followed.reset()  # from a standstill
             self.inputs.start_walk()
             self._clock_robot_s, self._clock_phase0 = self.inputs.robot_time_s, 0.0
         # Leaving WALK mid-stride: move the targets to the default pose smoothly, never in one jump.
