@@ -46,9 +46,9 @@ NOTES = {
     "differentiable trainer; the eval is the nominal held-out one.",
     "sample_efficiency_1env_partial.json": "An older trainer (2026-11-29), seeds 0-2; superseded by "
     "sample_efficiency.json.",
-    "demo_training_go2_512_robots.json": "Measured at 3e260f0, when the demo's recipe was 16 robots for both robots; "
-    "its overrides restore 512 robots, the Go2's demo recipe since (surrogait_train.api.DEMO_TRAINING_OVERRIDES), "
-    "before the pre-flight measured the joint-position rule.",
+    "demo_training_go2_512_robots.json": "The Go2's demo recipe (512 robots), with the pre-flight's session slewed as "
+    "the policy node slews commands and cleared snapshots chosen on commands of their own (docs/training-log.md, "
+    "2026-12-05 (7)).",
     "demo_training_go1_512_robots.json": "Measured at 3e260f0 (recipe then 16 robots); its overrides restore the "
     "512 robots the Go1's demo used before: not adopted.",
     "demo_training_go2.json": "16 robots, the Go1's demo recipe, measured on the Go2: not adopted for it (it stands "
