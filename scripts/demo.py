@@ -91,8 +91,8 @@ def train(run_dir: Path, budget_s: float, robot: str = "go2", quick: bool = Fals
         chosen = min(cleared, key=lambda i: (validation[i], results[i].tracking))
         say("  " + ", ".join(f"iteration {candidates[i][0]}: {validation[i]:.2f}" for i in cleared)
             + " (the worse of vx / 0.15 and yaw rate / 0.2 RMSE; a fall: inf)")
-    flown = [{"iteration": candidates[i][0], "chosen": i == chosen, "validation": validation.get(i), **r.as_dict()}
-             for i, r in enumerate(results)]
+    flown = [{"iteration": candidates[i][0], "chosen": i == chosen,
+              "validation": validation_entry(validation.get(i)), **r.as_dict()} for i, r in enumerate(results)]
     (run_dir / "preflight.json").write_text(json.dumps(flown, indent=1) + "\n")
     iteration, path = candidates[chosen]
     shutil.copyfile(path, out)
@@ -192,6 +192,13 @@ def validation_score(policy: Path, episodes: int = VALIDATION_EPISODES) -> float
     r = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0, seed=VALIDATION_SEED,
                         commands=validation_commands(episodes))
     return float("inf") if r.fall_rate else max(r.vx_rmse / WALK_VX_RMSE, r.yaw_rate_rmse / WALK_YAW_RMSE)
+
+
+def validation_entry(score: float | None) -> float | str | None:
+    """preflight.json's value: the score, "fell", or None where the snapshot was not validated (strict JSON)."""
+    if score is None:
+        return None
+    return round(score, 3) if score != float("inf") else "fell"
 
 
 def judge_walking(policy: Path, episodes: int = WALK_EPISODES) -> WalkVerdict:
