@@ -49,6 +49,8 @@ NOTES = {
     "demo_training_go2_512_robots.json": "The Go2's demo recipe (512 robots), with the pre-flight's session slewed as "
     "the policy node slews commands and cleared snapshots chosen on commands of their own (docs/training-log.md, "
     "2026-12-05 (7)).",
+    "demo_training_go1_joint_penalty_10.json": "The Go1's demo recipe before its joint-position penalty went to -1000 "
+    "(commit 60b033c; with the slewed pre-flight and the validation step): seed 0 cleared one snapshot of six.",
     "demo_training_go1_512_robots.json": "Measured at 3e260f0 (recipe then 16 robots); its overrides restore the "
     "512 robots the Go1's demo used before: not adopted.",
     "demo_training_go2.json": "16 robots, the Go1's demo recipe, measured on the Go2: not adopted for it (it stands "
