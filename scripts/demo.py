@@ -124,7 +124,7 @@ def training_tracking(metrics_csv: Path, window: int = SNAPSHOT_EVERY * 2) -> di
     counted as not tracking at all (+1). The trainer's own log, free to read; a proxy for the pre-flight."""
     import csv
 
-    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE
+    from surrogait_train.evaluate import tracking_fraction
 
     with open(metrics_csv, newline="") as f:
         rows = [(int(r["iteration"]), float(r["lin_vel_error"]), float(r["yaw_rate_error"]), float(r["fall_rate"]))
@@ -134,7 +134,7 @@ def training_tracking(metrics_csv: Path, window: int = SNAPSHOT_EVERY * 2) -> di
         recent = rows[max(0, k - window + 1): k + 1]
         vel = sum(r[1] for r in recent) / len(recent)
         yaw = sum(r[2] for r in recent) / len(recent)
-        scores[iteration] = max(vel / WALK_VX_RMSE, yaw / WALK_YAW_RMSE) + (1.0 if any(r[3] for r in recent) else 0.0)
+        scores[iteration] = tracking_fraction(vel, yaw) + (1.0 if any(r[3] for r in recent) else 0.0)
     return scores
 
 
@@ -187,11 +187,11 @@ def validation_commands(episodes: int = VALIDATION_EPISODES, seed: int = VALIDAT
 def validation_score(policy: Path, episodes: int = VALIDATION_EPISODES) -> float:
     """The worse of vx and yaw-rate RMSE as fractions of the eval's WALKS bounds on `validation_commands` (below 1:
     it would walk there); inf if a robot falls."""
-    from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE, evaluate_policy
+    from surrogait_train.evaluate import evaluate_policy, tracking_fraction
 
     r = evaluate_policy(policy, num_episodes=episodes, episode_s=8.0, seed=VALIDATION_SEED,
                         commands=validation_commands(episodes))
-    return float("inf") if r.fall_rate else max(r.vx_rmse / WALK_VX_RMSE, r.yaw_rate_rmse / WALK_YAW_RMSE)
+    return float("inf") if r.fall_rate else tracking_fraction(r.vx_rmse, r.yaw_rate_rmse)
 
 
 def validation_entry(score: float | None) -> float | str | None:

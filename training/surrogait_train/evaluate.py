@@ -41,6 +41,11 @@ from surrogait_train.gaits import GAITS
 WALK_VX_RMSE = 0.15
 WALK_YAW_RMSE = 0.2
 STAND_RMSE_M_S = 0.05  # told to stand (a zero command): |vx| and |vy| RMSE at most this, no fall (issue 34)
+
+
+def tracking_fraction(vx_rmse: float, yaw_rate_rmse: float) -> float:
+    """The worse of vx and yaw-rate RMSE as a fraction of WALKS' bounds (<= 1: tracks as walking asks)."""
+    return max(vx_rmse / WALK_VX_RMSE, yaw_rate_rmse / WALK_YAW_RMSE)
 EVAL_SEED = 10_000  # training seeds are small integers; evaluation uses its own
 
 

@@ -28,7 +28,7 @@ from surrogait_core.safety.thresholds import default_thresholds
 from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.conditions import EvalCondition
 from surrogait_train.config import EnvConfig
-from surrogait_train.evaluate import WALK_VX_RMSE, WALK_YAW_RMSE
+from surrogait_train.evaluate import tracking_fraction
 from surrogait_train.state import robot_state_from_mujoco
 from surrogait_train.symmetry import left_right_imbalance
 
@@ -86,7 +86,7 @@ class PreflightResult:
     def tracking(self) -> float:
         """The worse of vx and yaw-rate RMSE as a fraction of the eval's WALKS bound (<= 1: tracks as walking
         asks). A policy that holds its speed but spins is not a good tracker."""
-        return max(self.vx_rmse / WALK_VX_RMSE, self.yaw_rate_rmse / WALK_YAW_RMSE)
+        return tracking_fraction(self.vx_rmse, self.yaw_rate_rmse)
 
     @property
     def cleared(self) -> bool:

@@ -103,14 +103,15 @@ class CommandSlewLimiter:
         if len(self.rate) != 3 or any(not np.isfinite(r) or r < 0 for r in self.rate):
             raise ValueError(f"command slew rate must be three finite values >= 0 (m/s², m/s², rad/s²), "
                              f"got {self.rate}")
+        # per second; inf where a component follows at once (0): the control cycle only multiplies by dt
+        self._per_s = np.where(np.asarray(self.rate, dtype=np.float64) > 0, np.asarray(self.rate, np.float64), np.inf)
 
     def reset(self) -> None:
         self._command = np.zeros(3)
 
     def step(self, target: np.ndarray, dt_s: float) -> np.ndarray:
         """Move `dt_s` seconds' worth towards `target`; returns the command to follow now."""
-        rate = np.asarray(self.rate, dtype=np.float64)
-        step = np.where(rate > 0, rate * max(dt_s, 0.0), np.inf)
+        step = self._per_s * max(dt_s, 0.0)
         self._command = self._command + np.clip(np.asarray(target, dtype=np.float64) - self._command, -step, step)
         return self._command.copy()
 
