@@ -11,12 +11,15 @@ at its first success, or at its budget of samples or training seconds (evaluatio
 
 Skills and their targets (issue 34; `--episodes` held-out episodes each, 16 by default where the skills grid uses
 32, to keep a run's evaluations short: the shipped files are judged on 32 by bench/skills.py):
-- pace_flat: the pace WALKS on flat ground (no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s);
+- pace_flat: the pace WALKS on flat ground (no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s), in a pace
+  (its feet pair up as a pace's: `gait_match` >= GAIT_MATCH_MIN, surrogait_train.gait_pattern);
 - trot_rough: the trot crosses the rough course in >= 95 % of episodes;
 - trot_slope: the trot crosses the 15 degree slope in >= 95 % of episodes.
 
 Results merge into OUT.json by (skill, learner, seed); OUT.md shows every skill: per seed whether and when the
 target was reached, the medians (a seed that did not get there counts as "> its budget") and PPO / diff-sim.
+The two learners may run at once, one core each (`env.num_threads=1`, `--learners` one each, `--out` apart), and
+be merged afterwards: `python bench/skill_efficiency.py --merge A.json B.json [--out ...]`.
 """
 
 from __future__ import annotations
@@ -54,10 +57,12 @@ class Skill:
 def walks(gait: str) -> Callable[[Path, int], tuple[bool, dict]]:
     def judge(policy: Path, episodes: int) -> tuple[bool, dict]:
         from surrogait_train.evaluate import evaluate_policy
+        from surrogait_train.gait_pattern import GAIT_MATCH_MIN
 
         r = evaluate_policy(policy, num_episodes=episodes, episode_s=10.0, gait=gait)
-        return r.walks, {"falls": int(sum(r.fell)), "vx_rmse": round(r.vx_rmse, 4),
-                         "yaw_rate_rmse": round(r.yaw_rate_rmse, 4)}
+        return r.walks and r.gait_match >= GAIT_MATCH_MIN, {
+            "falls": int(sum(r.fell)), "vx_rmse": round(r.vx_rmse, 4), "yaw_rate_rmse": round(r.yaw_rate_rmse, 4),
+            "gait_match": round(r.gait_match, 3)}
     return judge
 
 
@@ -118,6 +123,30 @@ def censored_median(runs: list[dict], key: str, budget_key: str) -> str:
     return f"> {budget:,.0f}" if key == "samples" else f"> {budget:.0f} s"
 
 
+def comparison(runs: list[dict]) -> str:
+    """PPO's median over the differentiable trainer's, in samples, or what a censored median allows to say."""
+    medians = {}
+    for learner in ("diffsim", "ppo"):
+        mine = [r for r in runs if r["learner"] == learner]
+        if mine:
+            values = sorted(r["reached"]["samples"] if r["reached"] else math.inf for r in mine)
+            medians[learner] = (median_with_inf(values), max(r["samples_trained"] for r in mine))
+    if len(medians) < 2:
+        return "One learner only: no comparison."
+    (diff, diff_budget), (ppo, ppo_budget) = medians["diffsim"], medians["ppo"]
+    if math.isfinite(diff) and math.isfinite(ppo):
+        return f"PPO ÷ diff-sim, median samples: **{ppo / diff:.1f}×**."
+    if math.isfinite(ppo):
+        text = (f"**PPO reached the target and the differentiable trainer did not** (PPO's median {ppo:,.0f} "
+                f"samples; the differentiable trainer's runs stopped at {diff_budget:,.0f}).")
+        if diff_budget < ppo:
+            text += " Its runs stopped below PPO's median samples (the seconds cap): in samples alone, not a verdict."
+        return text
+    if math.isfinite(diff):
+        return f"PPO ÷ diff-sim, median samples: more than **{ppo_budget / diff:.1f}×** (PPO did not reach it)."
+    return "Neither learner reached the target within its budget."
+
+
 def markdown(report: dict) -> str:
     lines = ["# Skill efficiency: differentiable trainer vs PPO, per skill (issue 34)", "",
              f"Machine: {report['machine']}. Each run from scratch, stopping at its first success; budgets and the "
@@ -144,6 +173,7 @@ def markdown(report: dict) -> str:
                 lines.append(f"| {learner} | {sum(bool(r['reached']) for r in mine)}/{len(mine)} | "
                              f"{censored_median(mine, 'samples', 'samples_trained')} | "
                              f"{censored_median(mine, 'train_s', 'seconds_trained')} |")
+        lines += ["", comparison(runs)]
         commands = sorted({r["command"] for r in runs})
         lines += [""] + [f"Command: `{c}`" for c in commands] + [""]
     return "\n".join(lines) + "\n"
@@ -151,7 +181,9 @@ def markdown(report: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skill", required=True, choices=sorted(SKILLS))
+    parser.add_argument("--skill", choices=sorted(SKILLS), help="the skill to train for (not with --merge)")
+    parser.add_argument("--merge", type=Path, nargs="+", default=[],
+                        help="no training: add these result files' runs to OUT.json and write OUT.md")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--learners", nargs="+", default=["diffsim", "ppo"], choices=("diffsim", "ppo"))
     parser.add_argument("--budget", type=float, default=4e6, help="env samples per run")
@@ -162,10 +194,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "skill_efficiency")
     parser.add_argument("overrides", nargs="*", help="config overrides for both learners")
     args = parser.parse_args()
+    path = args.out.with_suffix(".json")
+    if args.merge:
+        for other in args.merge:
+            report = json.loads(other.read_text())
+            write_report(path, args.out, report["runs"], report["machine"])
+        return
+    if not args.skill:
+        parser.error("--skill is required (or --merge)")
     torch.set_num_threads(1)
     base_cfg = load_base_config(None)
     work = Path(tempfile.mkdtemp(prefix="skill_efficiency_"))
-    path = args.out.with_suffix(".json")
     command = "python bench/skill_efficiency.py " + shlex.join(sys.argv[1:])
     for learner in args.learners:
         for seed in args.seeds:
@@ -173,13 +212,18 @@ def main() -> None:
             head, dirty = git_commit()
             result.update(command=command, commit=(head or "unknown")[:7] + ("+dirty" if dirty else ""),
                           date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"))
-            report = json.loads(path.read_text()) if path.exists() else {"benchmark": "skill_efficiency", "runs": []}
-            report["machine"] = describe_machine()
-            report["runs"] = [r for r in report["runs"]
-                              if (r["skill"], r["learner"], r["seed"]) != (args.skill, learner, seed)] + [result]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=1))
-            args.out.with_suffix(".md").write_text(markdown(report))
+            write_report(path, args.out, [result], describe_machine())
+
+
+def write_report(path: Path, out: Path, runs: list[dict], machine: str) -> None:
+    """Merge runs into the report at `path` by (skill, learner, seed) and rewrite its markdown."""
+    report = json.loads(path.read_text()) if path.exists() else {"benchmark": "skill_efficiency", "runs": []}
+    keys = {(r["skill"], r["learner"], r["seed"]) for r in runs}
+    report["runs"] = [r for r in report["runs"] if (r["skill"], r["learner"], r["seed"]) not in keys] + runs
+    report["machine"] = machine
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1))
+    out.with_suffix(".md").write_text(markdown(report))
 
 
 if __name__ == "__main__":

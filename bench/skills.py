@@ -10,12 +10,14 @@ path: PolicyRunner + onnxruntime on a batch of MuJoCo robots): on flat ground th
 0.5-1.5); `stand` is flat ground at a zero command. Gaits default to the policy's own (its contract's
 `gaits`, or its one `gait`).
 
-Targets (issue 34): every gait WALKS on flat ground by the eval's definition (0 falls, vx RMSE ≤
-0.15 m/s, yaw-rate RMSE ≤ 0.2 rad/s) and, told to stand (zero command), holds |vx| and |vy| RMSE ≤
-0.05 m/s with no fall; the trot crosses rough ground and 15° slopes in ≥ 95 % of episodes; the pace
-crosses rough ground in ≥ 90 %; the trot's stairs must beat the PPO baseline (its crossed share in the
-`--baseline` skills JSON, where one exists). Other cells are reported, not judged. The report names the
-policy's provenance (which learner made it) from its metadata.
+Targets (issue 34): every gait WALKS on flat ground by the eval's definition (0 falls, vx RMSE ≤ 0.15
+m/s, yaw-rate RMSE ≤ 0.2 rad/s) in that gait (its feet pair up as the gait's schedule says: `gait_match`
+≥ GAIT_MATCH_MIN, surrogait_train.gait_pattern; a pace that tracks its command with a trot's diagonal
+pairs does not count; the same holds on the courses) and, told to stand (zero command), holds |vx| and
+|vy| RMSE ≤ 0.05 m/s with no fall; the trot crosses rough ground and 15° slopes in ≥ 95 % of episodes;
+the pace crosses rough ground in ≥ 90 %; the trot's stairs must beat the PPO baseline (its crossed share
+in the `--baseline` skills JSON, where one exists). Other cells are reported, not judged. The report
+names the policy's provenance (which learner made it) from its metadata.
 
 Writes OUT.json (machine, date, command, per cell the fall rate, crossed rate, RMSEs, WALKS, wall
 seconds; errors kept) after every cell, OUT.md and OUT.png (crossed rate / WALKS per cell).
@@ -51,7 +53,7 @@ def cross_target(cell: dict) -> float | None:
 
 def target_of(cell: dict) -> str | None:
     if cell["terrain"] == "flat":
-        return "WALKS"
+        return "WALKS in its gait"
     if cell["terrain"] == "stand":
         from surrogait_train.evaluate import STAND_RMSE_M_S
 
@@ -71,13 +73,24 @@ def meets(cell: dict) -> bool | None:
     if "error" in cell:
         return False
     if cell["terrain"] == "flat":
-        return bool(cell["walks"])
+        return bool(cell["walks"]) and follows_gait(cell) is not False
     if cell["terrain"] == "stand":
         return bool(cell["stands"])
     crossed = cell["crossed_rate"]
+    if follows_gait(cell) is False:
+        return False
     if (cell["gait"], cell["terrain"]) in BEAT_BASELINE:
         return crossed is not None and crossed > cross_target(cell)
     return crossed is not None and crossed >= cross_target(cell)
+
+
+def follows_gait(cell: dict) -> bool | None:
+    """Whether a cell's feet paired up as its gait's schedule says (None: at a zero command, or a report from before
+    it was measured)."""
+    from surrogait_train.gait_pattern import GAIT_MATCH_MIN
+
+    match = cell.get("gait_match")
+    return None if match is None else match >= GAIT_MATCH_MIN
 
 
 def _num(x: float | None, fmt: str = ".3f") -> str:
@@ -85,15 +98,19 @@ def _num(x: float | None, fmt: str = ".3f") -> str:
 
 
 def markdown(report: dict) -> str:
+    from surrogait_train.gait_pattern import GAIT_MATCH_MIN
+
     cells = {(c["gait"], c["terrain"]): c for c in report["cells"]}
     gaits, terrains = report["gaits"], report["terrains"]
     lines = [f"# Skills: gaits × terrain ({report['policy']})", "",
              f"Policy: {report.get('provenance', 'provenance not recorded')}.", "",
              f"Machine: {report['machine']}. Date: {report['date']}. Command: `{report['command']}`.", "",
              f"{report['episodes']} episodes × {report['seconds']:g} s per cell, the eval's held-out seed. Cell: "
-             "falls · vx RMSE (m/s) · yaw-rate RMSE (rad/s) on flat ground (WALKS: 0 falls, vx ≤ 0.15, yaw ≤ "
-             "0.2); stand (a zero command): falls · |vx| RMSE · |vy| RMSE (holds: ≤ 0.05 m/s, no fall); on a course, "
-             "walked straight ahead: crossed (share of robots past its end standing) · falls (a "
+             "falls · vx RMSE (m/s) · yaw-rate RMSE (rad/s) · gait match on flat ground (WALKS: 0 falls, vx ≤ "
+             f"0.15, yaw ≤ 0.2; in its gait: the feet pair up as the gait's schedule says, gait match ≥ "
+             f"{GAIT_MATCH_MIN}, 1 = as scheduled, ~0.35 another of the four gaits); stand (a zero command): falls · "
+             "|vx| RMSE · |vy| RMSE (holds: ≤ 0.05 m/s, no fall); on a course, "
+             "walked straight ahead: crossed (share of robots past its end standing) · falls · gait match (a "
              "robot's run ends when it falls or passes the finish line, 0.3 m past the course's end). "
              "✓ / ✗: the issue's target met / missed; no mark: no target set.", "",
              "| gait | " + " | ".join(terrains) + " |", "|---|" + "---|" * len(terrains)]
@@ -110,11 +127,13 @@ def markdown(report: dict) -> str:
             mark = {True: "✓ ", False: "✗ ", None: ""}[meets(c)]
             falls = f"{c['falls']}/{c['episodes']}"
             if terrain == "flat":
-                row.append(f"{mark}{falls} · {_num(c['vx_rmse'])} · {_num(c['yaw_rate_rmse'])}")
+                row.append(f"{mark}{falls} · {_num(c['vx_rmse'])} · {_num(c['yaw_rate_rmse'])}"
+                           + (f" · gait {_num(c['gait_match'], '.2f')}" if c.get("gait_match") is not None else ""))
             elif terrain == "stand":
                 row.append(f"{mark}{falls} · {_num(c['vx_rmse'])} · {_num(c['vy_rmse'])}")
             else:
-                row.append(f"{mark}crossed {_num(c['crossed_rate'], '.0%')} · falls {falls}")
+                row.append(f"{mark}crossed {_num(c['crossed_rate'], '.0%')} · falls {falls}"
+                           + (f" · gait {_num(c['gait_match'], '.2f')}" if c.get("gait_match") is not None else ""))
         lines.append(f"| {gait} | " + " | ".join(row) + " |")
     judged = [meets(c) for c in report["cells"] if meets(c) is not None]
     lines += ["", f"Targets met: {sum(judged)}/{len(judged)} cells."]
@@ -139,7 +158,9 @@ def shortfall(cell: dict) -> str:
                 short.append(f"no {label} (every robot fell)")
             elif value > limit:
                 short.append(f"{label} {value:.3f} > {limit:g} (by {value - limit:.3f})")
-        return f"{name} does not WALK: {', '.join(short)}"
+        if follows_gait(cell) is False:
+            short.append(f"its feet do not pair up as a {cell['gait']}'s (gait match {cell['gait_match']:.2f})")
+        return f"{name} does not WALK in its gait: {', '.join(short)}"
     if cell["terrain"] == "stand":
         drift = [x for x in (cell["vx_rmse"], cell["vy_rmse"]) if x is not None]
         parts = [f"{cell['falls']}/{cell['episodes']} fell"] if cell["falls"] else []
@@ -148,10 +169,14 @@ def shortfall(cell: dict) -> str:
         return f"{cell['gait']} does not stand still: {', '.join(parts)}"
     target = cross_target(cell)
     crossed = cell["crossed_rate"] or 0.0
-    points = round((target - crossed) * 100)
+    gait = (f", its feet not paired up as a {cell['gait']}'s (gait match {cell['gait_match']:.2f})"
+            if follows_gait(cell) is False else "")
     if (cell["gait"], cell["terrain"]) in BEAT_BASELINE:
-        return f"{name} crossed {crossed:.0%}, not more than the PPO baseline's {target:.0%}"
-    return f"{name} crossed {crossed:.0%} against ≥ {target:.0%} ({points} point{'s' * (points != 1)} short)"
+        return f"{name} crossed {crossed:.0%}, not more than the PPO baseline's {target:.0%}{gait}"
+    if crossed >= target:
+        return f"{name} crossed {crossed:.0%}{gait}"
+    points = round((target - crossed) * 100)
+    return f"{name} crossed {crossed:.0%} against ≥ {target:.0%} ({points} point{'s' * (points != 1)} short){gait}"
 
 
 def plot(report: dict, path: Path) -> None:
@@ -179,15 +204,15 @@ def plot(report: dict, path: Path) -> None:
             if c is None or "error" in c:
                 continue
             if t == "flat":
-                text = "WALKS" if c["walks"] else "no"
+                text = ("WALKS" if c["walks"] else "no") + ("\nnot its gait" if follows_gait(c) is False else "")
             elif t == "stand":
                 text = "stands" if c["stands"] else "drifts"
             else:
-                text = f"{c['crossed_rate']:.0%}"
+                text = f"{c['crossed_rate']:.0%}" + ("\nnot its gait" if follows_gait(c) is False else "")
             ax.text(j, i, text, ha="center", va="center", fontsize=9)
             if meets(c) is False:
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2))
-    ax.set_title("flat: WALKS, stand: holds (colour: no falls); courses: share crossed")
+    ax.set_title("flat: WALKS, stand: holds (colour: no falls); courses: share crossed; red: target missed")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -253,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             cell.update(episodes=r.episodes, fall_rate=r.fall_rate, falls=int(round(r.fall_rate * r.episodes)),
                         crossed_rate=r.crossed_rate, vx_rmse=finite(r.vx_rmse), vy_rmse=finite(r.vy_rmse),
                         yaw_rate_rmse=finite(r.yaw_rate_rmse), walks=r.walks)
+            if not stand:
+                cell["gait_match"] = finite(r.gait_match)
             if stand:
                 cell["stands"] = r.fall_rate == 0 and max(r.vx_rmse, r.vy_rmse) <= STAND_RMSE_M_S
         except Exception as e:  # one broken cell must not lose the others

@@ -19,12 +19,16 @@ WALKS = no falls, vx RMSE <= 0.15 m/s, yaw-rate RMSE <= 0.2 rad/s (issue 3's def
 RMSEs of the instantaneous (per control step) body velocities — the strict reading. A trot makes
 the yaw rate oscillate at the step frequency, so the JSON also reports, for information only, RMSEs
 of velocities averaged over each gait period (`*_rmse_gait_avg`); they never decide WALKS.
+
+WALKS does not ask which gait carries the robot: `gait_match` says whether the feet pair up as the gait's
+schedule has them (surrogait_train.gait_pattern; bench/skills.py asks it of every gait it judges).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +40,7 @@ from surrogait_core.terrain import CELL_M, COURSE_END_X
 from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
+from surrogait_train.gait_pattern import LEG_PAIRS, gait_match
 from surrogait_train.gaits import GAITS
 
 WALK_VX_RMSE = 0.15
@@ -129,6 +134,9 @@ class EvalResult:
     commands: list[list[float]]
     per_episode_vx_rmse: list[float]
     fell: list[bool]
+    # how the feet pair up against the gait's schedule (surrogait_train.gait_pattern): 1 = as scheduled; NaN: no
+    # robot judged; meaningless at a zero command, where the reference stands
+    gait_match: float = math.nan
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2)
@@ -205,6 +213,8 @@ def evaluate_policy(
     distance = np.zeros(n)
     slip_sum = np.zeros(n)
     slip_count = np.zeros(n)
+    same_state = np.zeros(len(LEG_PAIRS))  # per leg pair: judged robot-steps with both feet in the same state
+    judged_steps = 0
     soft_lower, soft_upper = runner.soft_joint_pos_lower, runner.soft_joint_pos_upper
     excess = np.zeros(contract.action_size)  # per joint, over judged robots and all steps
     state = env.state
@@ -242,6 +252,8 @@ def evaluate_policy(
             in_contact = touch.numpy() > 1.0
             slip_sum += np.where(judged[:, None] & in_contact, np.linalg.norm(horiz, axis=-1), 0).sum(-1)
             slip_count += (judged[:, None] & in_contact).sum(-1)
+            same_state += [(in_contact[judged, i] == in_contact[judged, j]).sum() for i, j in LEG_PAIRS]
+            judged_steps += int(judged.sum())
     env.close()
     rmse = np.sqrt((errors[valid] ** 2).mean(0)) if valid.any() else np.full(3, np.inf)
     per_ep = np.sqrt((errors[..., 0] ** 2 * valid).sum(0) / np.maximum(valid.sum(0), 1))
@@ -276,4 +288,5 @@ def evaluate_policy(
         commands=cmds.round(4).tolist(),
         per_episode_vx_rmse=per_ep.round(4).tolist(),
         fell=judge.fell.tolist(),
+        gait_match=gait_match(same_state / judged_steps, runner.gait) if judged_steps else math.nan,
     )
