@@ -88,6 +88,11 @@ class SHAC:
             if cfg.symmetry > 0:  # asked for, so the reason must reach the user
                 raise
         self.action_scale = torch.tensor(env.contract.action.scale, dtype=torch.float32, device=self.device)
+        if not 0.0 <= cfg.zeroth_order_weight <= 1.0:
+            raise ValueError(f"learner.zeroth_order_weight must be in [0, 1], got {cfg.zeroth_order_weight}")
+        if cfg.zeroth_order_weight > 0 and cfg.action_noise_std <= 0:
+            raise ValueError("learner.zeroth_order_weight > 0 needs exploration noise: set learner.action_noise_std "
+                             "> 0 (the likelihood-ratio gradient is the noise's correlation with the advantage)")
 
     def set_lr_fraction(self, fraction: float) -> None:
         for opt, base in ((self.actor_opt, self.cfg.actor_lr), (self.critic_opt, self.cfg.critic_lr)):
@@ -127,7 +132,7 @@ class SHAC:
 
         # a critic warm-up window builds no graph through the rollout: its actor loss is never differentiated
         with torch.set_grad_enabled(update_actor):
-            obs_seen, rewards, dones, falls, value_obs = [], [], [], [], []
+            obs_seen, rewards, dones, falls, value_obs, noises = [], [], [], [], [], []
             lin_err, yaw_err, terms_steps = [], [], []
             for _ in range(h):
                 obs_seen.append(obs.detach())
@@ -135,6 +140,7 @@ class SHAC:
                 if self.action_noise_std > 0:
                     noise = torch.randn(action.shape, generator=self.gen, device=self.device)
                     action = action + noise * self.action_noise_std
+                    noises.append(noise)
                 obs, reward, done, info = self.rollout.step(action)
                 rewards.append(reward)
                 dones.append(done)
@@ -181,7 +187,11 @@ class SHAC:
             grad_norm, skipped = math.nan, True  # a warm-up window: no backward pass through the rollout at all
             if update_actor:
                 self.actor_opt.zero_grad(set_to_none=True)
-                actor_loss.backward()
+                if cfg.zeroth_order_weight > 0:
+                    self._mix_zeroth_order(actor_loss, torch.stack(obs_seen), torch.stack(noises), rew_buf,
+                                           done_buf, next_value_buf)
+                else:
+                    actor_loss.backward()
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_norm))
                 skipped = self._is_gradient_spike(grad_norm)
                 if not skipped:
@@ -202,6 +212,40 @@ class SHAC:
             terms={k: float(sum(step[k] for step in terms_steps) / h) for k in terms_steps[0]},
             mirror_error_rad=mirror_error_rad,
         )
+
+    def _mix_zeroth_order(self, actor_loss, obs_buf, noise_buf, rew_buf, done_buf, next_value_buf) -> None:
+        """Set the actor's gradients to the normalised mix of the first-order gradient of `actor_loss` and the
+        likelihood-ratio one, sum_t A_t grad log pi(a_t | o_t): for Gaussian noise of std s around the mean action
+        mu, grad log pi = (noise / s) grad mu, taken at the window's observations (no gradient through the dynamics).
+        The first-order gradient sees only what the surrogate models; the likelihood ratio sees MuJoCo's rewards as
+        they fell, falls and slips included, at a variance that shrinks with more robots."""
+        params = [p for p in self.actor.parameters() if p.requires_grad]
+        first = torch.autograd.grad(actor_loss, params, allow_unused=True)
+        advantages = self._advantages(obs_buf, rew_buf, done_buf, next_value_buf)
+        mean_action = self.actor(obs_buf.reshape(-1, obs_buf.shape[-1])).reshape(noise_buf.shape)
+        # minimising this ascends sum_t A_t log pi(a_t | o_t)
+        ratio_loss = -(advantages.unsqueeze(-1) * noise_buf / self.action_noise_std * mean_action).sum(-1).mean()
+        zeroth = torch.autograd.grad(ratio_loss, params, allow_unused=True)
+        first = [torch.zeros_like(p) if g is None else g for p, g in zip(params, first, strict=True)]
+        zeroth = [torch.zeros_like(p) if g is None else g for p, g in zip(params, zeroth, strict=True)]
+        norm_first = torch.sqrt(sum(g.square().sum() for g in first))
+        norm_zeroth = torch.sqrt(sum(g.square().sum() for g in zeroth))
+        w = self.cfg.zeroth_order_weight
+        for p, g1, g0 in zip(params, first, zeroth, strict=True):
+            p.grad = norm_first * ((1 - w) * g1 / norm_first.clamp_min(1e-12) + w * g0 / norm_zeroth.clamp_min(1e-12))
+
+    @torch.no_grad()
+    def _advantages(self, obs_buf, rew_buf, done_buf, next_value_buf) -> torch.Tensor:
+        """(h, N) GAE(lambda) of the window on the target critic, cut at episode ends, normalised to unit std."""
+        cfg = self.cfg
+        values = self.target_critic(self.actor.normalizer(obs_buf))  # (h, N)
+        deltas = rew_buf + cfg.gamma * next_value_buf - values
+        advantages = torch.zeros_like(rew_buf)
+        running = torch.zeros_like(rew_buf[0])
+        for t in reversed(range(rew_buf.shape[0])):
+            running = deltas[t] + cfg.gamma * cfg.lam * torch.where(done_buf[t], 0.0, running)
+            advantages[t] = running
+        return (advantages - advantages.mean()) / advantages.std().clamp_min(1e-8)
 
     def _is_gradient_spike(self, grad_norm: float) -> bool:
         """True for a non-finite norm or one above `grad_spike_factor` x the running mean norm.
