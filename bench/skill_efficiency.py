@@ -1,11 +1,12 @@
 """The paper's comparison, per skill: samples and wall-clock to reach a skill's target, differentiable trainer vs PPO.
 
-    python bench/skill_efficiency.py --skill pace_flat [--seeds 0 1 2] [--learners diffsim ppo]
+    python bench/skill_efficiency.py --skill pace_flat [--seeds 0 1 2] [--learners diffsim diffsim_mixed ppo]
         [--budget 4e6] [--max-train-s 600] [--eval-every 2e5] [--out bench/results/skill_efficiency]
 
-Both learners train on the same environment and task (the skill's `task` overrides on top of
-`configs/go2_trot.yaml`), from scratch, with the same seeds; each has its own learner settings (the differentiable
-trainer's recipe for the skill, PPO's defaults from `surrogait_train.ppo`). Every `--eval-every` samples the
+The learners train on the same environment and task (the skill's `task` overrides on top of
+`configs/go2_trot.yaml`), from scratch, with the same seeds; each has its own learner settings: the differentiable
+trainer's recipe for the skill (`diffsim`), the same with the zeroth-order mix (`diffsim_mixed`), PPO's defaults from
+`surrogait_train.ppo` (`ppo`). Every `--eval-every` samples the
 policy is exported and judged by the skill's target through the deployment path (`evaluate_policy`); a run stops
 at its first success, or at its budget of samples or training seconds (evaluation time is not counted).
 
@@ -18,8 +19,8 @@ Skills and their targets (issue 34; `--episodes` held-out episodes each, 16 by d
 
 Results merge into OUT.json by (skill, learner, seed); OUT.md shows every skill: per seed whether and when the
 target was reached, the medians (a seed that did not get there counts as "> its budget") and PPO / diff-sim.
-The two learners may run at once, one core each (`env.num_threads=1`, `--learners` one each, `--out` apart), and
-be merged afterwards: `python bench/skill_efficiency.py --merge A.json B.json [--out ...]`.
+Learners may run at once, one core each (`env.num_threads=1`, `--learners` one each, `--out` apart), and be merged
+afterwards: `python bench/skill_efficiency.py --merge A.json B.json [--merge-as LEARNER] [--out ...]`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ class Skill:
     judge: Callable[[Path, int], tuple[bool, dict]]  # (policy file, episodes) -> (target met, figures)
     target: str
 
+    @property
+    def diffsim_mixed(self) -> tuple[str, ...]:
+        """The differentiable trainer's recipe with the zeroth-order mix (learner "diffsim_mixed")."""
+        return (*self.diffsim, *ZEROTH_ORDER_MIX)
+
+
+# 0.8 of the actor's update direction from the window's likelihood-ratio gradient, the exploration noise it needs
+# (docs/training-log.md, 2026-12-05 (9): the first differentiable recipe that walked the pace from scratch)
+ZEROTH_ORDER_MIX = ("learner.zeroth_order_weight=0.8", "learner.action_noise_std=0.3")
+
 
 def walks(gait: str) -> Callable[[Path, int], tuple[bool, dict]]:
     def judge(policy: Path, episodes: int) -> tuple[bool, dict]:
@@ -77,6 +88,7 @@ def crosses(terrain: str, share: float) -> Callable[[Path, int], tuple[bool, dic
 
 # The differentiable trainer's recipe (bench/results/skill_levers.md says which lever does what).
 DIFFSIM_RECIPE = ("learner.residual_reference=true", "env.stand_speed_m_s=0.1", "surrogate.gradient_decay=0.9")
+LEARNERS = ("diffsim", "diffsim_mixed", "ppo")
 SKILLS: dict[str, Skill] = {
     "pace_flat": Skill(("env.gait=pace",), DIFFSIM_RECIPE, walks("pace"), "the pace WALKS on flat ground"),
     "trot_rough": Skill(("env.terrain=rough", "reward.fall=-5", "reward.swing_height=0", "reward.swing_clearance=-300"),
@@ -88,8 +100,9 @@ SKILLS: dict[str, Skill] = {
 
 def run_skill(skill_name: str, learner: str, seed: int, args, base_cfg: dict, work: Path) -> dict:
     skill = SKILLS[skill_name]
-    overrides = [*skill.task, *(skill.diffsim if learner == "diffsim" else ()), *args.overrides]
-    if learner == "diffsim":
+    recipe = {"diffsim": skill.diffsim, "diffsim_mixed": skill.diffsim_mixed}.get(learner, ())
+    overrides = [*skill.task, *recipe, *args.overrides]
+    if learner != "ppo":
         run = DiffSimRun(seed, overrides, base_cfg, work / f"{skill_name}_{learner}_{seed}")
     else:
         run = PPORun(seed, overrides, list(args.ppo), base_cfg)
@@ -126,19 +139,23 @@ def censored_median(runs: list[dict], key: str, budget_key: str) -> str:
 def comparison(runs: list[dict]) -> str:
     """PPO's median over the differentiable trainer's, in samples, or what a censored median allows to say."""
     medians = {}
-    for learner in ("diffsim", "ppo"):
+    for learner in LEARNERS:
         mine = [r for r in runs if r["learner"] == learner]
         if mine:
             values = sorted(r["reached"]["samples"] if r["reached"] else math.inf for r in mine)
             medians[learner] = (median_with_inf(values), max(r["samples_trained"] for r in mine))
-    if len(medians) < 2:
-        return "One learner only: no comparison."
-    (diff, diff_budget), (ppo, ppo_budget) = medians["diffsim"], medians["ppo"]
+    if "ppo" not in medians or len(medians) < 2:
+        return "No PPO runs, or no others: no comparison."
+    return " ".join(f"{learner}: {versus_ppo(*medians[learner], *medians['ppo'])}" for learner in medians
+                    if learner != "ppo")
+
+
+def versus_ppo(diff: float, diff_budget: int, ppo: float, ppo_budget: int) -> str:
     if math.isfinite(diff) and math.isfinite(ppo):
         return f"PPO ÷ diff-sim, median samples: **{ppo / diff:.1f}×**."
     if math.isfinite(ppo):
-        text = (f"**PPO reached the target and the differentiable trainer did not** (PPO's median {ppo:,.0f} "
-                f"samples; the differentiable trainer's runs stopped at {diff_budget:,.0f}).")
+        text = (f"**PPO reached the target and it did not** (PPO's median {ppo:,.0f} samples; its runs stopped at "
+                f"{diff_budget:,.0f}).")
         if diff_budget < ppo:
             text += " Its runs stopped below PPO's median samples (the seconds cap): in samples alone, not a verdict."
         return text
@@ -167,7 +184,7 @@ def markdown(report: dict) -> str:
                 lines.append(f"| {r['learner']} | {r['seed']} | no | > {r['samples_trained']:,} | "
                              f"> {r['seconds_trained']:.0f} | {shown} |")
         lines += ["", "| learner | seeds reached | median samples | median train seconds |", "|---|---|---|---|"]
-        for learner in ("diffsim", "ppo"):
+        for learner in LEARNERS:
             mine = [r for r in runs if r["learner"] == learner]
             if mine:
                 lines.append(f"| {learner} | {sum(bool(r['reached']) for r in mine)}/{len(mine)} | "
@@ -184,8 +201,11 @@ def main() -> None:
     parser.add_argument("--skill", choices=sorted(SKILLS), help="the skill to train for (not with --merge)")
     parser.add_argument("--merge", type=Path, nargs="+", default=[],
                         help="no training: add these result files' runs to OUT.json and write OUT.md")
+    parser.add_argument("--merge-as", choices=LEARNERS, default=None,
+                        help="with --merge: file the merged runs under this learner (runs of `--learners diffsim` "
+                             "given the mixed recipe's overrides by hand, as the first ones were)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--learners", nargs="+", default=["diffsim", "ppo"], choices=("diffsim", "ppo"))
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
     parser.add_argument("--budget", type=float, default=4e6, help="env samples per run")
     parser.add_argument("--max-train-s", type=float, default=600.0, help="training seconds per run (0: no cap)")
     parser.add_argument("--eval-every", type=float, default=2e5, help="env samples between evaluations")
@@ -194,11 +214,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "skill_efficiency")
     parser.add_argument("overrides", nargs="*", help="config overrides for both learners")
     args = parser.parse_args()
-    path = args.out.with_suffix(".json")
+    if args.out.suffix in (".json", ".md"):
+        args.out = args.out.with_suffix("")
+    path = Path(f"{args.out}.json")  # not with_suffix: an --out of "runs/w0.8" would write "runs/w0.json"
     if args.merge:
         for other in args.merge:
             report = json.loads(other.read_text())
-            write_report(path, args.out, report["runs"], report["machine"])
+            runs = [{**r, "learner": args.merge_as or r["learner"]} for r in report["runs"]]
+            write_report(path, args.out, runs, report["machine"])
         return
     if not args.skill:
         parser.error("--skill is required (or --merge)")
@@ -223,7 +246,7 @@ def write_report(path: Path, out: Path, runs: list[dict], machine: str) -> None:
     report["machine"] = machine
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1))
-    out.with_suffix(".md").write_text(markdown(report))
+    Path(f"{out}.md").write_text(markdown(report))
 
 
 if __name__ == "__main__":

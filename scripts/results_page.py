@@ -42,9 +42,10 @@ NOTES = {
     "skill_efficiency.json": "The two learners ran at once, one core each (`env.num_threads=1`), merged with "
     "`--merge`: compare samples, not seconds. Each judge is 16 held-out episodes (bench/skills.py judges shipped "
     "files on 32). The differentiable trainer's recipe is `DIFFSIM_RECIPE` (residual on the gait reference, decay "
-    "0.9, 64 robots); PPO's rsl_rl actor is a plain network. These runs were judged before the judge asked the "
-    "gait as well (gait_match); measured afterwards, PPO's three reached policies pace (gait match 0.82, 0.84, "
-    "0.84).",
+    "0.9, 64 robots); `diffsim_mixed` is the same with the zeroth-order mix (run as `--learners diffsim` with its "
+    "overrides, filed with `--merge-as diffsim_mixed`); PPO's rsl_rl actor is a plain network. The PPO runs were "
+    "judged before the judge asked the gait as well (gait_match); measured afterwards, its three reached policies "
+    "pace (gait match 0.82, 0.84, 0.84).",
     "sample_efficiency.json": "The differentiable trainer acts as a residual on the clock-driven gait reference (its "
     "config's `learner.residual_reference`); PPO's rsl_rl actor is a plain network. "
     "sample_efficiency_plain_actor.json is the differentiable trainer with a plain actor as well.",
