@@ -208,13 +208,13 @@ class LearnerConfig:
     spike_decay_factor: float = 0.8
     min_gradient_decay: float = 0.2
     action_noise_std: float = 0.05  # exploration noise on actions (detached)
+    # Linear anneal of that noise to this std over TrainConfig.max_iterations (then it stays); < 0 = no anneal
+    action_noise_final_std: float = -1.0
     # Share of the actor's update direction taken from a zeroth-order (likelihood-ratio) gradient of the same
     # window, the rest from the first-order one through the surrogate (0 = first-order only, SHAC): each gradient is
     # normalised, mixed, and given the first-order one's norm. The likelihood ratio needs the exploration noise
     # (action_noise_std > 0); its advantages are the window's GAE on the target critic (surrogait_train.shac).
     zeroth_order_weight: float = 0.0
-    # Linear anneal of that noise to this std over TrainConfig.max_iterations (then it stays); < 0 = no anneal
-    action_noise_final_std: float = -1.0
     # A residual policy on the clock-driven kinematic gait reference (surrogait_train.reference): the action is
     # the reference's plus the network's, and the exported graph carries both
     residual_reference: bool = False

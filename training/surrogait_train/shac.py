@@ -236,15 +236,10 @@ class SHAC:
 
     @torch.no_grad()
     def _advantages(self, obs_buf, rew_buf, done_buf, next_value_buf) -> torch.Tensor:
-        """(h, N) GAE(lambda) of the window on the target critic, cut at episode ends, normalised to unit std."""
-        cfg = self.cfg
+        """(h, N) GAE(lambda) of the window, normalised to unit std: the critic's lambda-return targets minus the
+        target critic's values (the two are the same recursion, cut at episode ends)."""
         values = self.target_critic(self.actor.normalizer(obs_buf))  # (h, N)
-        deltas = rew_buf + cfg.gamma * next_value_buf - values
-        advantages = torch.zeros_like(rew_buf)
-        running = torch.zeros_like(rew_buf[0])
-        for t in reversed(range(rew_buf.shape[0])):
-            running = deltas[t] + cfg.gamma * cfg.lam * torch.where(done_buf[t], 0.0, running)
-            advantages[t] = running
+        advantages = self._td_lambda_targets(rew_buf, done_buf, next_value_buf) - values
         return (advantages - advantages.mean()) / advantages.std().clamp_min(1e-8)
 
     def _is_gradient_spike(self, grad_norm: float) -> bool:
