@@ -113,3 +113,78 @@ def test_clearing_the_observer_forgets_its_lag():
         assert tap.stamp_lag_max_s == 0.0
     finally:
         tap.close()
+
+
+# The Go2's wire: the observer in one process, a writer of rt/lowcmd in another (each with its own DDS config).
+GO2_DOMAIN = 61  # unused elsewhere in tests/
+GO2_OBSERVER = textwrap.dedent("""
+    import json, sys, time
+    from surrogait_rehearsal.harness.fault_suite.observers import observe_wire
+    wire = observe_wire("go2", int(sys.argv[1]))
+    print("ready", flush=True)
+    n = int(sys.stdin.readline())
+    deadline = time.monotonic() + 10.0
+    while len(wire.snapshot()[0]) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cmds, _ = wire.snapshot()
+    print(json.dumps({"arrivals": [t for t, _ in cmds], "kd0": [float(c.kd[0]) for _, c in cmds],
+                      "overflows": wire.history_overflows}), flush=True)
+    wire.close()
+""")
+GO2_WRITER = textwrap.dedent("""
+    import json, sys, time
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.topic import Topic
+    from unitree_sdk2py.core.channel import ChannelFactoryInitialize
+    from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
+    from surrogait_core.wire import go2_wire
+    ChannelFactoryInitialize(int(sys.argv[1]), "lo")
+    participant = DomainParticipant(int(sys.argv[1]))
+    writer = DataWriter(participant, Topic(participant, go2_wire.LOWCMD_TOPIC, LowCmd_))
+    deadline = time.monotonic() + 20.0
+    while not writer.get_matched_subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("ready" if writer.get_matched_subscriptions() else "no reader", flush=True)
+    n = int(sys.stdin.readline())
+    cmd, sent = go2_wire.new_lowcmd(), []
+    for i in range(n):
+        cmd.motor_cmd[0].kd = i * 1e-3
+        sent.append(time.monotonic())
+        writer.write(cmd)
+        time.sleep(0.002)
+    print(json.dumps(sent), flush=True)
+    time.sleep(0.5)  # reliable delivery of the last samples before the participant goes
+""")
+
+
+def test_the_go2_observer_loses_no_command_and_times_each_when_sent_even_when_it_was_not_running():
+    n = 400  # 0.8 s at 500 Hz, sent while the observer is stopped: far more than a control loop's history
+    observer = subprocess.Popen([sys.executable, "-c", GO2_OBSERVER, str(GO2_DOMAIN)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen([sys.executable, "-c", GO2_WRITER, str(GO2_DOMAIN)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert observer.stdout.readline().strip() == "ready"
+        assert writer.stdout.readline().strip() == "ready", "the writer never matched the observer's reader"
+        observer.send_signal(signal.SIGSTOP)  # as a thread that cannot get the GIL or a CPU
+        deadline = time.monotonic() + 5.0
+        while not all_threads_stopped(observer.pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        writer.stdin.write(f"{n}\n")
+        writer.stdin.flush()
+        sent = json.loads(writer.stdout.readline())
+        time.sleep(0.2)
+        observer.send_signal(signal.SIGCONT)
+        out, _ = observer.communicate(input=f"{n}\n", timeout=30)
+        writer.communicate(timeout=30)
+    finally:
+        observer.kill()
+        writer.kill()
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["overflows"] == 0
+    assert len(seen["kd0"]) == n, "every command reached the observer"
+    np.testing.assert_allclose(seen["kd0"], np.arange(n) * 1e-3, atol=1e-6)  # in the order sent
+    # Each one timed by its source timestamp, when it was written, not when the stopped observer took it.
+    lateness = np.array(seen["arrivals"]) - np.array(sent)
+    assert lateness.min() > -1e-3 and lateness.max() < 5e-3, (lateness.min(), lateness.max())

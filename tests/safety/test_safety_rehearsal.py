@@ -35,6 +35,7 @@ def test_fault_leads_to_damping_on_the_wire(suite_results, scenario):
     results, log = suite_results
     r = results[scenario]
     assert "error" not in r, f"{scenario}: {r.get('error')}\n{log[-3000:]}"
+    assert not r.get("observer_history_overflows"), f"{scenario}: the observer lost samples of the wire: {r}"
     # Damping on the wire within 60 ms of the fault (of a silence's threshold, for silences).
     # within 60 ms, or within it of the stack's running again where the host paused it (the monitor logged its own
     # stall, or nothing at all reached the wire): evaluation.py says how, and both are reported

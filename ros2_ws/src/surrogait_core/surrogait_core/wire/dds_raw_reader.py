@@ -26,11 +26,11 @@ class RawReader:
         policies = [Policy.History.KeepLast(depth)] + ([Policy.IgnoreLocal.Participant] if ignore_local else [])
         self.reader = DataReader(participant, self.topic, Qos(*policies))
         self.any_state = SampleState.Any | ViewState.Any | InstanceState.Any
-        self._topic_name, self._depth, self._take = topic_name, depth, ddspy_take
+        self._topic_name, self.depth, self._take = topic_name, depth, ddspy_take
 
     def take(self) -> list[tuple[bytes, float]]:
         """(CDR sample, the writer's wall-clock time s) of every valid sample held, oldest first."""
-        samples = self._take(self.reader._ref, self.any_state, self._depth)
+        samples = self._take(self.reader._ref, self.any_state, self.depth)
         if isinstance(samples, int):  # a DDS return code, as DataReader.take raises on
             raise RuntimeError(f"taking {self._topic_name} failed (DDS return code {samples})")
         return [(data, info.source_timestamp * 1e-9) for data, info in samples if info.valid_data]

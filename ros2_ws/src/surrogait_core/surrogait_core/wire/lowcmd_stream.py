@@ -20,15 +20,17 @@ from surrogait_core.wire.go2_wire import LOWCMD_TOPIC
 HISTORY_DEPTH = 64  # samples kept between polls: 128 ms of a 500 Hz stream, ≥ 25 polls at 200 Hz
 
 
-class LowCmdStream:
-    """A KeepLast(HISTORY_DEPTH) reader of rt/lowcmd that ignores this participant's own writers."""
+class TimedTake:
+    """Takes every sample a RawReader holds, each with its monotonic arrival time (see the module's doc).
 
-    def __init__(self, participant, topic=None):
-        """`participant`: a cyclonedds DomainParticipant; `topic`: its rt/lowcmd Topic, if it has one."""
-        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
+    `writers_share_this_clock`: every writer runs on this host (a rehearsal's observer), so a sample is timed by
+    its source timestamp alone. A stopped or starved process takes its samples late, and its own DDS receive
+    thread may have queued them late too: the poll interval then says nothing about when they were sent."""
 
-        self._raw = RawReader(participant, LOWCMD_TOPIC, LowCmd_, HISTORY_DEPTH, ignore_local=True, topic=topic)
-        self.topic = self._raw.topic
+    def __init__(self, raw: RawReader, writers_share_this_clock: bool = False):
+        self._raw = raw
+        self.depth = raw.depth
+        self._same_clock = writers_share_this_clock
         self._last_poll: float | None = None
 
     def poll(self) -> list[tuple[bytes, float]]:
@@ -36,9 +38,24 @@ class LowCmdStream:
         now, wall_s = time.monotonic(), time.time()
         since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
         self._last_poll = now
+        if self._same_clock:
+            since_last_poll = float("inf")
         out = [(data, now - min(max(wall_s - sent_s, 0.0), since_last_poll)) for data, sent_s in self._raw.take()]
         out.sort(key=lambda sample: sample[1])
         return out
+
+
+class LowCmdStream(TimedTake):
+    """A KeepLast(`depth`) reader of rt/lowcmd that ignores this participant's own writers."""
+
+    def __init__(self, participant, topic=None, depth: int = HISTORY_DEPTH, writers_share_this_clock: bool = False):
+        """`participant`: a cyclonedds DomainParticipant; `topic`: its rt/lowcmd Topic, if it has one;
+        `depth`: samples kept between polls (older ones are lost)."""
+        from unitree_sdk2py.idl.unitree_go.msg.dds_ import LowCmd_
+
+        super().__init__(RawReader(participant, LOWCMD_TOPIC, LowCmd_, depth, ignore_local=True, topic=topic),
+                         writers_share_this_clock)
+        self.topic = self._raw.topic
 
 
 class RepeatFilter:

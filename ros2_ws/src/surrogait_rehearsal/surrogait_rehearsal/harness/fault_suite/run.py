@@ -150,6 +150,8 @@ def run_scenario(sc: Scenario, domain: int, workdir: Path, ros: Operator, record
     result = evaluate(sc, inj, cmds, states, r.fault_log, t_wall_offset, ros, tilt_limit, phase, robot)
     if recorder.stamp_lag_max_s is not None:  # the observer's own delay, kept out of the latency above
         result["observer_stamp_lag_max_ms"] = round(recorder.stamp_lag_max_s * 1e3, 1)
+    if recorder.history_overflows:  # the wire was not seen whole: no verdict can stand on it
+        result["observer_history_overflows"], result["ok"] = recorder.history_overflows, False
     recorder.clear()
     result["workdir"] = str(workdir)
     result["monitor_cpu_share"] = r.monitor_cpu
