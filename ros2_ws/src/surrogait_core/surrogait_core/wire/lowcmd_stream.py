@@ -29,18 +29,21 @@ class TimedTake:
 
     def __init__(self, raw: RawReader, writers_share_this_clock: bool = False):
         self._raw = raw
-        self.depth = raw.depth
         self._same_clock = writers_share_this_clock
         self._last_poll: float | None = None
+
+    @property
+    def depth(self) -> int:
+        """Samples the reader keeps between polls: a poll that returns this many may have lost older ones."""
+        return self._raw.depth
 
     def poll(self) -> list[tuple[bytes, float]]:
         """(CDR sample, monotonic arrival time) of every sample since the last call, oldest first."""
         now, wall_s = time.monotonic(), time.time()
         since_last_poll = 0.0 if self._last_poll is None else now - self._last_poll
         self._last_poll = now
-        if self._same_clock:
-            since_last_poll = float("inf")
-        out = [(data, now - min(max(wall_s - sent_s, 0.0), since_last_poll)) for data, sent_s in self._raw.take()]
+        max_age_s = float("inf") if self._same_clock else since_last_poll
+        out = [(data, now - min(max(wall_s - sent_s, 0.0), max_age_s)) for data, sent_s in self._raw.take()]
         out.sort(key=lambda sample: sample[1])
         return out
 

@@ -57,7 +57,7 @@ class _WireLog:
 
     def clear(self):
         with self.lock:
-            self._raw_cmds, self._raw_states = [], []
+            self._raw_cmds, self._raw_states, self.history_overflows = [], [], 0
 
     def snapshot(self) -> tuple[list[tuple[float, MotorCommands]], list[tuple[float, LowStateView]]]:
         with self.lock:
@@ -111,7 +111,6 @@ class WireRecorder(_WireLog):
         self._cmd_stream = LowCmdStream(participant, depth=depth, writers_share_this_clock=True)
         self._state_stream = TimedTake(RawReader(participant, go2_wire.LOWSTATE_TOPIC, LowState_, depth), True)
         self._state_decoder = LowStateDecoder()
-        self.history_overflows = 0
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll, name="wire_recorder", daemon=True)
         self._poller.start()
@@ -130,11 +129,6 @@ class WireRecorder(_WireLog):
                     (len(states) >= self._state_stream.depth)
                 self._raw_cmds += [(t, data) for data, t in cmds]
                 self._raw_states += [(t, data) for data, t in states]
-
-    def clear(self):
-        super().clear()
-        with self.lock:
-            self.history_overflows = 0
 
     def close(self):
         self._stop.set()
