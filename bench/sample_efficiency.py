@@ -100,7 +100,7 @@ class DiffSimRun:
     def export(self, path: Path) -> Path:
         from surrogait_train.export import export_onnx
 
-        return export_onnx(self.trainer.actor, self.trainer.env.contract, path)
+        return export_onnx(self.trainer.actor, self.trainer.env.contract, path, self.trainer.provenance())
 
     def close(self) -> None:
         self.trainer.env.close()

@@ -3,6 +3,11 @@ wall-clock, and the commit it was trained at; a run started from another file or
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+
 from surrogait_bringup.policies import policies_dir
 from surrogait_core.policy.provenance import describe, read_provenance
 from surrogait_train.config import load_config
@@ -47,3 +52,26 @@ def test_a_file_made_before_provenance_reads_as_unknown_and_so_do_runs_started_f
     tuned = Trainer(load_config(None, tiny_overrides), tmp_path / "b")
     tuned.init_from(old)
     assert tuned.provenance()["learner"] == "unknown"
+
+
+
+def _bench_module(name: str):
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_benchmark_run_exports_its_provenance_too(tmp_path, tiny_overrides):
+    """The efficiency benchmarks' policies are candidates to ship: each says which learner made it."""
+    bench = _bench_module("sample_efficiency")
+    run = bench.DiffSimRun(5, [], dataclasses.asdict(load_config(None, tiny_overrides)), tmp_path / "run")
+    try:
+        run.train_until(1)
+        provenance = read_provenance(run.export(tmp_path / "b.onnx"))
+    finally:
+        run.close()
+    assert provenance["learner"] == "differentiable"
+    assert [s["seed"] for s in provenance["stages"]] == [5] and provenance["stages"][0]["samples"] >= 1
