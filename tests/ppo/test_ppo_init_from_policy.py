@@ -19,7 +19,8 @@ from surrogait_train.ppo.init_from_policy import init_ppo_from_policy_file
 from surrogait_train.ppo.train import PPOSession
 
 PRETRAINED = policies_dir()
-SHIPPED, SHIPPED_CONFIG = PRETRAINED / "go2_trot.onnx", PRETRAINED / "go2_trot.yaml"
+# PPO starts from the plain trot: the shipped go2_trot.onnx is a residual policy, which rsl_rl cannot carry
+SHIPPED, SHIPPED_CONFIG = PRETRAINED / "go2_trot_plain.onnx", PRETRAINED / "go2_trot_plain.yaml"
 SMALL = ["env.num_envs=4", "env.num_threads=1"]
 
 
@@ -49,6 +50,12 @@ def test_the_ppo_actor_acts_as_the_shipped_file_and_keeps_its_own_noise(session,
 def test_a_policy_for_another_robot_does_not_start_this_ppo_run(session):
     with pytest.raises(PolicyFileMismatch, match="robot: file 'go1', run 'go2'"):
         init_ppo_from_policy_file(session, PRETRAINED / "go1_trot.onnx")
+
+
+def test_a_residual_policy_file_is_refused_with_what_to_do_instead(session):
+    # the shipped go2_trot.onnx adds its gait reference inside the graph; rsl_rl's MLP alone would act otherwise
+    with pytest.raises(PolicyFileMismatch, match="residual on the gait reference.*go2_trot_plain.onnx"):
+        init_ppo_from_policy_file(session, PRETRAINED / "go2_trot.onnx")
 
 
 def test_the_ppo_command_line_fine_tunes_a_policy_file(tmp_path, capsys):

@@ -38,7 +38,8 @@ def test_the_shipped_policy_starts_a_run_and_acts_exactly_as_its_file(tmp_path):
     obs = torch.cat([obs, obs + torch.randn(obs.shape, generator=torch.Generator().manual_seed(0))])
     with torch.no_grad():
         ours = trainer.actor(obs).numpy()
-    np.testing.assert_allclose(ours, raw_actions(shipped, obs.numpy()), atol=1e-5)
+    # float32 through two graphs: outputs reach ~1e3 on the perturbed inputs (inputs with a small std)
+    np.testing.assert_allclose(ours, raw_actions(shipped, obs.numpy()), atol=1e-5, rtol=1e-4)
     # the file has no sample count: the statistics are taken as settled, not relearnt from the first window
     assert float(trainer.actor.normalizer.count) == SETTLED_COUNT
 
@@ -118,8 +119,8 @@ def test_a_policy_ppo_made_starts_a_run_and_the_note_says_how_to_keep_it_exact(t
         np.testing.assert_allclose(exact.actor(obs).numpy(), raw_actions(rough, obs.numpy()), atol=1e-5)
 
 
-def test_the_shipped_trot_file_starts_a_multi_gait_run_with_its_gait_inputs_zero_weighted(tmp_path):
-    shipped = PRETRAINED / "go2_trot.onnx"
+def test_the_plain_trot_file_starts_a_multi_gait_run_with_its_gait_inputs_zero_weighted(tmp_path):
+    shipped = PRETRAINED / "go2_trot_plain.onnx"  # go2_gaits.yaml's actor is a plain MLP, as this file's
     gaits_config = Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml"))
     trainer = Trainer(load_config(gaits_config, ["env.num_envs=4", "env.num_threads=1"]), tmp_path / "gaits")
     trainer.init_from(shipped)

@@ -4,8 +4,9 @@
         --ppo entropy_coef=0.005
     python -m surrogait_train.ppo export --run-dir runs/ppo_s0 --out runs/ppo_s0/policy.onnx
     python -m surrogait_train.ppo train --run-dir runs/ppo_tune \
-        --config ros2_ws/src/surrogait_bringup/policies/go2_trot.yaml \
-        --init-from ros2_ws/src/surrogait_bringup/policies/go2_trot.onnx --ppo init_noise_std=0.2 -- env.terrain=rough
+        --config ros2_ws/src/surrogait_bringup/policies/go2_trot_plain.yaml \
+        --init-from ros2_ws/src/surrogait_bringup/policies/go2_trot_plain.onnx --ppo init_noise_std=0.2 \
+        -- env.terrain=rough
 
 The positional `key=value` overrides and `--config` are the differentiable trainer's config
 (environment, rewards, seed, actor network), so both learners train on the same task;

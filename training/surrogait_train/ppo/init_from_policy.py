@@ -13,7 +13,8 @@ from pathlib import Path
 
 import torch
 
-from surrogait_train.onnx_init import SETTLED_COUNT, load_policy_file
+from surrogait_train.export import action_reference_of
+from surrogait_train.onnx_init import SETTLED_COUNT, PolicyFileMismatch, load_policy_file
 from surrogait_train.provenance import stages_of
 
 
@@ -32,8 +33,15 @@ def init_ppo_from_policy_file(session, path: Path | str) -> list[str]:
 
     This trainer's export floors its std (LearnerConfig.obs_norm_min_std); rsl_rl's normaliser has no floor, so
     the floored std is what is stored, and the first action for any observation is the file's (up to the
-    trainer's +-10 input clip). A PPO export's std is taken as it is.
+    trainer's +-10 input clip). A PPO export's std is taken as it is. A residual policy (its graph adds a gait
+    reference to the MLP's output) is refused: rsl_rl's actor is the MLP alone and would drop the reference.
     """
+    reference = action_reference_of(path)
+    if reference is not None:
+        raise PolicyFileMismatch(
+            f"{path}: its actor is a residual on the gait reference {reference}, and PPO's actor (rsl_rl's MLP) "
+            "cannot carry the reference; start PPO from a plain policy file (e.g. the shipped go2_trot_plain.onnx), "
+            "or fine-tune this one with the differentiable trainer (surrogait-train train --init-from)")
     policy = load_policy_file(
         path, session.contract, list(session.ppo_cfg.actor_hidden), session.env.appended_obs_stats
     )
