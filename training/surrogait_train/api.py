@@ -13,15 +13,19 @@ SNAPSHOTS = "snapshots"  # folder of a run's periodic ONNX exports
 
 # `make demo`'s recipe per robot, on top of the robot's trot config: minutes of training on a 2-core laptop, the
 # snapshot the pre-flight chooses ranked by the training log (scripts/demo.py). Measured over three seeds each
-# (bench/results/demo_training_*.md; docs/training-log.md, 2026-12-05 (6)): the Go2's 512 robots (~125 iterations in
-# 120 s) walk and stand still in 3 of 3; the Go1 learns its yaw later, and 512 robots missed WALKS on yaw in 3 of 3
-# where 16 (~500 iterations) walked and stood still in 2 of 3. max_iterations sets the learning-rate decay's span; the
-# budget stops the run. The Go1's joint-position penalty is 100 times the config's: at -10 its runs straightened the
-# rear calves past the soft range in every iteration after ~160, and the pre-flight refused 10 of 18 snapshots (8 for a
-# calf in the position fault's narrow band); at -1000 it cleared 17 of 18 (docs/training-log.md, 2026-12-05 (7)).
+# (bench/results/demo_training_*.md): the Go2's 512 robots (~125 iterations in 120 s) walk and stand still in 3 of 3
+# (docs/training-log.md, 2026-12-05 (6)). The Go1 learns its yaw later: with the first-order gradient alone 512 robots
+# missed WALKS on yaw in 3 of 3 and 16 (~500 iterations) walked and stood still in 2 of 3; with the zeroth-order mix
+# (0.8 of the update's direction, 0.3 rad of exploration noise: the shipped go2_trot's recipe) 64 robots (~450
+# iterations) walk and stand still in 3 of 3, yaw-rate RMSE 0.11-0.15 (demo_training_go1_mixed.md; the training log,
+# 2026-12-06 (11)). max_iterations sets the learning-rate decay's span; the budget stops the run. The Go1's
+# joint-position penalty is 100 times the config's: at -10 its runs straightened the rear calves past the soft range
+# in every iteration after ~160, and the pre-flight refused 10 of 18 snapshots (8 for a calf in the position fault's
+# narrow band); at -1000 it cleared 17 of 18 (docs/training-log.md, 2026-12-05 (7)).
+ZEROTH_ORDER_MIX = ("surrogate.gradient_decay=0.9", "learner.zeroth_order_weight=0.8", "learner.action_noise_std=0.3")
 DEMO_TRAINING_OVERRIDES: dict[str, tuple[str, ...]] = {
     "go2": ("env.num_envs=512", "learner.critic_iterations=2", "learner.critic_minibatches=16"),
-    "go1": ("env.num_envs=16", "max_iterations=1000", "reward.joint_pos_limits=-1000"),
+    "go1": ("env.num_envs=64", "max_iterations=1000", "reward.joint_pos_limits=-1000", *ZEROTH_ORDER_MIX),
 }
 
 
