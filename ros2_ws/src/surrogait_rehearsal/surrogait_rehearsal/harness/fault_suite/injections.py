@@ -95,27 +95,25 @@ def inject_lowstate_stop(r: ScenarioRun) -> Injection:
 
 
 def inject_nan_policy(r: ScenarioRun) -> Injection:
-    # The policy node slews the command it follows (surrogait_core.policy.command_input), so its network sees the
-    # trigger crossed only (trigger - followed vx) / slew rate after the request: that is when the output turns NaN
-    # and the fault begins (within one control period), not when the operator asks for 1.0 m/s.
-    rate = COMMAND_SLEW_RATE[0]
-    if r.ros.policy_state == "WALK":
-        followed_vx = r.ros.command[0]
+    # The policy node slews the command it follows (surrogait_core.policy.command_input), from the walking command
+    # (or, entering WALK, from a standstill), so its network sees the trigger crossed only (trigger - followed vx) /
+    # slew rate after the request: that is when the output turns NaN and the fault begins (within one control
+    # period), not when the operator asks for 1.0 m/s.
+    walking = r.ros.policy_state == "WALK"
+    followed_vx = r.ros.command[0] if walking else 0.0
+    delay_s = max(0.0, NAN_VX_TRIGGER - followed_vx) / COMMAND_SLEW_RATE[0]
+    note = (f"cmd_vel vx {followed_vx} -> 1.0: the followed command crosses the trigger {NAN_VX_TRIGGER} m/s "
+            f"{delay_s:.2f} s later and the ONNX outputs NaN")
+    if walking:
         t = time.monotonic()
         r.ros.set_cmd_vel(1.0)
-        return Injection(t + max(0.0, NAN_VX_TRIGGER - followed_vx) / rate,
-                         f"cmd_vel vx {followed_vx} -> 1.0: the followed command crosses the trigger {NAN_VX_TRIGGER} "
-                         f"m/s {max(0.0, NAN_VX_TRIGGER - followed_vx) / rate:.2f} s later and the ONNX outputs NaN",
-                         t_inject=t)
-    # Standing (READY): the network only runs in WALK, so the fault starts with the walk request; the followed
-    # command starts from a standstill.
+        return Injection(t + delay_s, note, t_inject=t)
+    # Standing (READY): the network only runs in WALK, so the fault starts with the walk request.
     r.ros.set_cmd_vel(1.0)
     time.sleep(0.1)
     t = time.monotonic()
     r.ros.call(interfaces.SRV_WALK)
-    return Injection(t + NAN_VX_TRIGGER / rate, f"walk with cmd_vel vx 1.0: the followed command crosses the trigger "
-                     f"{NAN_VX_TRIGGER} m/s {NAN_VX_TRIGGER / rate:.2f} s into the walk and the ONNX outputs NaN",
-                     t_inject=t)
+    return Injection(t + delay_s, f"walk, then {note}", t_inject=t)
 
 
 def _rogue(r: ScenarioRun, target: str, note: str) -> Injection:
