@@ -1,7 +1,7 @@
 """Robustness matrix: ONNX policies evaluated under a fixed set of perturbed worlds (issue 13).
 
     python bench/robustness.py POLICY.onnx [POLICY2.onnx ...] [--labels old new]
-        [--conditions "nominal" "delay 20 ms" ...] [--episodes 32] [--seconds 10] [--threads 2]
+        [--conditions "nominal" "delay 20 ms" ...] [--gaits trot pace ...] [--episodes 32] [--seconds 10] [--threads 2]
         [--out bench/results/robustness]
     python bench/robustness.py --report-only [--out bench/results/robustness]   # re-render md + png from the JSON
 
@@ -276,9 +276,12 @@ def default_labels(paths: list[Path]) -> list[str]:
     return [label if labels.count(label) == 1 else f"{label}#{i}" for i, label in enumerate(labels, 1)]
 
 
-def run_matrix(policies: list[Path], labels: list[str], conditions, args: argparse.Namespace, command: str) -> dict:
+def run_matrix(policies: list[Path], labels: list[str], conditions, args: argparse.Namespace, command: str,
+               gaits: list[str | None] | None = None) -> dict:
+    """`gaits`: per policy, the gait a multi-gait file walks (None: its contract's default)."""
     from surrogait_train.evaluate import evaluate_policy
 
+    gaits = gaits or [None] * len(policies)
     report = {
         "benchmark": "robustness",
         "machine": describe_machine(),
@@ -293,11 +296,12 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
         "conditions": [c.name for c in conditions],
         "condition_specs": [dataclasses.asdict(c) for c in conditions],
         "out": str(args.out),
-        "results": {label: {"path": str(p), "cells": {}} for label, p in zip(labels, policies, strict=True)},
+        "results": {label: {"path": str(p), "cells": {}, **({"gait": g} if g else {})}
+                for label, p, g in zip(labels, policies, gaits, strict=True)},
         **provenance(policies),  # commit, policy_sha256: docs/results.md tells stale figures by them
     }
     total, done = len(policies) * len(conditions), 0
-    for label, path in zip(labels, policies, strict=True):
+    for label, path, gait in zip(labels, policies, gaits, strict=True):
         cells = report["results"][label]["cells"]
         for cond in conditions:
             done += 1
@@ -305,7 +309,7 @@ def run_matrix(policies: list[Path], labels: list[str], conditions, args: argpar
             try:
                 result = evaluate_policy(
                     path, num_episodes=args.episodes, episode_s=args.seconds, num_threads=args.threads,
-                    condition=cond, seed=args.seed,
+                    condition=cond, seed=args.seed, gait=gait,
                 )  # fmt: skip
                 cells[cond.name] = cell_from_result(result, time.perf_counter() - t0)
             except Exception as e:  # one broken cell must not lose the others
@@ -334,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--conditions", nargs="+", default=None, metavar="NAME",
                         help="names from the robustness matrix (default: all of them, in its order)")  # fmt: skip
+    parser.add_argument("--gaits", nargs="+", default=None, metavar="GAIT",
+                        help="a multi-gait policy's gaits to run the matrix in, each its own column (default: the "
+                             "contract's gait; bound and gallop are commanded evaluate.GAIT_EVAL_VX's speeds)")
     parser.add_argument("--episodes", type=int, default=32, help="robots (episodes) per cell")
     parser.add_argument("--seconds", type=float, default=10.0, help="episode length, s")
     parser.add_argument("--threads", type=int, default=2, help="MuJoCo threads of the evaluation")
@@ -358,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     labels = args.labels or default_labels(args.policies)
     if len(labels) != len(args.policies) or len(set(labels)) != len(labels):
         parser.error("--labels needs one distinct label per policy")
+    gaits: list[str | None] = [None] * len(labels)
+    if args.gaits:  # every policy once per gait: "label/gait" columns
+        labels = [f"{label}/{g}" for label in labels for g in args.gaits]
+        args.policies = [p for p in args.policies for _ in args.gaits]
+        gaits = list(args.gaits) * (len(labels) // len(args.gaits))
     try:
         if args.conditions:
             conditions = [condition_by_name(n) for n in args.conditions]
@@ -365,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
             conditions = list(BEYOND_THE_MATRIX if args.beyond_the_matrix else ROBUSTNESS_MATRIX)
     except ValueError as e:
         parser.error(str(e))
-    report = run_matrix(args.policies, labels, conditions, args, "python bench/robustness.py " + shlex.join(argv))
+    report = run_matrix(args.policies, labels, conditions, args, "python bench/robustness.py " + shlex.join(argv),
+                        gaits)
     print(markdown(report))
     return 0
 

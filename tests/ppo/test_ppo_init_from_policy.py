@@ -81,7 +81,9 @@ def test_a_ppo_made_policy_starts_ppo_again_exactly(session):
 
 
 def test_the_shipped_trot_file_starts_a_multi_gait_ppo_run_and_trots_as_before():
-    cfg = load_config(Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml")), SMALL)
+    # PPO's actor is a plain MLP (it refuses a residual file): the multi-gait config without its reference
+    gaits_config = Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml"))
+    cfg = load_config(gaits_config, [*SMALL, "learner.residual_reference=false"])
     session = PPOSession(cfg, from_train_config(cfg, init_noise_std=0.2, num_steps_per_env=4, num_mini_batches=1))
     try:
         changed = init_ppo_from_policy_file(session, SHIPPED)

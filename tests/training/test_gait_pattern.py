@@ -53,10 +53,10 @@ def test_feet_that_step_independently_do_not_count_as_any_gait():
         assert gait_match(pair_agreement(stance), GAITS[gait]) < GAIT_MATCH_MIN
 
 
-def test_the_shipped_trot_trots_and_the_ppo_multi_gait_policy_paces_with_a_trots_diagonal_pairs():
-    # docs/training-log.md, 2026-12-05 (8): go2_gaits.onnx's pace WALKS by the eval's tracking, its feet in diagonal
-    # pairs (gait match 0.39); the trot's 0.89
+def test_the_shipped_trot_trots_and_the_ppo_multi_gait_baseline_paces_with_a_trots_diagonal_pairs():
+    # docs/training-log.md, 2026-12-05 (8): go2_gaits_ppo.onnx's pace WALKS by the eval's tracking, its feet in
+    # diagonal pairs (gait match 0.39); the trot's 0.89. The shipped go2_gaits.onnx paces: test_shipped_policy.py
     trot = evaluate_policy(shipped_policy("go2_trot.onnx"), num_episodes=8, episode_s=5.0)
     assert trot.gait_match >= GAIT_MATCH_MIN, trot.gait_match
-    pace = evaluate_policy(shipped_policy("go2_gaits.onnx"), num_episodes=8, episode_s=5.0, gait="pace")
+    pace = evaluate_policy(shipped_policy("go2_gaits_ppo.onnx"), num_episodes=8, episode_s=5.0, gait="pace")
     assert pace.gait_match < GAIT_MATCH_MIN, pace.gait_match

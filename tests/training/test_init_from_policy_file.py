@@ -120,9 +120,10 @@ def test_a_policy_ppo_made_starts_a_run_and_the_note_says_how_to_keep_it_exact(t
 
 
 def test_the_plain_trot_file_starts_a_multi_gait_run_with_its_gait_inputs_zero_weighted(tmp_path):
-    shipped = PRETRAINED / "go2_trot_plain.onnx"  # go2_gaits.yaml's actor is a plain MLP, as this file's
+    shipped = PRETRAINED / "go2_trot_plain.onnx"  # a plain MLP: the multi-gait run's actor made plain to match
     gaits_config = Path(str(resources.files("surrogait_train") / "configs" / "go2_gaits.yaml"))
-    trainer = Trainer(load_config(gaits_config, ["env.num_envs=4", "env.num_threads=1"]), tmp_path / "gaits")
+    plain = ["env.num_envs=4", "env.num_threads=1", "learner.residual_reference=false"]
+    trainer = Trainer(load_config(gaits_config, plain), tmp_path / "gaits")
     trainer.init_from(shipped)
 
     env = trainer.env

@@ -1,4 +1,5 @@
-"""The robustness bench's per-cell judgement against issue 13's targets, its markdown and heat map (no simulation)."""
+"""The robustness bench's per-cell judgement against issue 13's targets, its markdown and heat map (no simulation but
+one 2-robot, 1 s run of the multi-gait file per gait)."""
 
 import importlib.util
 import json
@@ -98,3 +99,17 @@ def test_report_only_rerenders_md_and_png(tmp_path):
     md = out.with_suffix(".md").read_text()
     assert "Figure: `rob.png`" in md and "| kp x 0.8 |" in md
     assert json.loads(out.with_suffix(".json").read_text())["results"] == _report()["results"]
+
+
+def test_a_multi_gait_policy_runs_the_matrix_once_per_gait_each_its_own_column(tmp_path):
+    from surrogait_bringup.policies import shipped_policy
+
+    out = tmp_path / "gaits"
+    gaits_file = shipped_policy("go2_gaits.onnx")
+    argv = [str(gaits_file), "--gaits", "trot", "bound", "--conditions", "nominal", "--episodes", "2", "--seconds",
+            "1", "--threads", "1", "--out", str(out)]
+    assert rob.main(argv) == 0
+    results = json.loads(out.with_suffix(".json").read_text())["results"]
+    assert list(results) == ["go2_gaits/trot", "go2_gaits/bound"]
+    assert [r["gait"] for r in results.values()] == ["trot", "bound"]
+    assert "| nominal |" in out.with_suffix(".md").read_text()

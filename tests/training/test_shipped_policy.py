@@ -16,6 +16,7 @@ from surrogait_core.policy.provenance import read_provenance
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_train.conditions import condition_by_name
 from surrogait_train.evaluate import STAND_RMSE_M_S, evaluate_policy
+from surrogait_train.gait_pattern import GAIT_MATCH_MIN
 
 SHIPPED = shipped_policy("go2_trot.onnx")
 
@@ -85,6 +86,7 @@ def test_the_ppo_rough_ground_baseline_does_not_fall_where_its_start_does_and_st
 
 
 SHIPPED_GAITS = SHIPPED.with_name("go2_gaits.onnx")
+SHIPPED_GAITS_PPO = SHIPPED.with_name("go2_gaits_ppo.onnx")  # the PPO baseline it replaced
 FOUR_GAITS = ("trot", "pace", "bound", "gallop")
 
 
@@ -92,19 +94,33 @@ def test_the_multi_gait_policy_lists_its_four_gaits_trot_first_and_the_trot_file
     contract = read_contract(SHIPPED_GAITS, robot="go2")
     assert contract.gait_names == FOUR_GAITS and contract.gait.name == "trot"
     assert SHIPPED_GAITS.stat().st_size < 400 * 1024
-    trot = read_contract(SHIPPED_PLAIN, robot="go2")  # the file PPO started it from
+    trot = read_contract(SHIPPED, robot="go2")
     assert contract.obs_size == trot.obs_size + 6  # + gait_params: period, duty factor, four phase offsets
     assert contract.default_joint_pos == trot.default_joint_pos and contract.control_dt_s == trot.control_dt_s
 
 
+def test_the_multi_gait_policy_was_made_by_the_differentiable_trainer_alone_and_the_ppo_one_is_the_baseline():
+    provenance = read_provenance(SHIPPED_GAITS)
+    assert provenance["learner"] == "differentiable"
+    assert {stage["learner"] for stage in provenance["stages"]} == {"differentiable"}
+    assert all(stage["gaits"] == list(FOUR_GAITS) for stage in provenance["stages"])  # no trot-only start
+    assert read_provenance(SHIPPED_GAITS_PPO)["learner"] == "mixed"
+
+
 @pytest.mark.parametrize("gait", FOUR_GAITS)
-def test_each_gait_of_the_multi_gait_policy_walks_on_flat_ground(gait):
-    # bound and gallop over vx in [0.5, 1.5] m/s, trot and pace over [0.3, 1.0] (evaluate.GAIT_EVAL_VX)
-    result = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=10.0, gait=gait)
-    assert result.walks, (gait, sum(result.fell), result.vx_rmse, result.yaw_rate_rmse)
+def test_each_gait_of_the_multi_gait_policy_walks_on_flat_ground_in_its_own_gait_and_stands_still(gait):
+    # bound and gallop over vx in [0.5, 1.5] m/s, trot and pace over [0.3, 1.0] (evaluate.GAIT_EVAL_VX); the feet
+    # pair up as the gait's schedule says (bench/results/skills.md: gait match 0.89-0.98)
+    walk = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=10.0, gait=gait)
+    assert walk.walks, (gait, sum(walk.fell), walk.vx_rmse, walk.yaw_rate_rmse)
+    assert walk.gait_match >= GAIT_MATCH_MIN, (gait, walk.gait_match)
+    stand = evaluate_policy(SHIPPED_GAITS, num_episodes=8, episode_s=8.0, gait=gait, commands=np.zeros((8, 3)))
+    assert stand.fall_rate == 0.0
+    assert stand.vx_rmse <= STAND_RMSE_M_S and stand.vy_rmse <= STAND_RMSE_M_S, (gait, stand.vx_rmse, stand.vy_rmse)
 
 
-def test_the_multi_gait_policy_trots_across_the_rough_course():
-    # bench/results/skills.md: crossed 100 %, 0/32 fell (target: >= 95 % crossed)
-    rough = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=12.0, gait="trot", terrain="rough")
-    assert rough.crossed_rate >= 0.95 and sum(rough.fell) <= 1, (rough.crossed_rate, sum(rough.fell))
+@pytest.mark.parametrize("gait", ("trot", "pace"))
+def test_the_multi_gait_policy_trots_and_paces_across_the_rough_course(gait):
+    # bench/results/skills.md: crossed 97 % in either gait, 1/32 fell (targets: trot >= 95 %, pace >= 90 %)
+    rough = evaluate_policy(SHIPPED_GAITS, num_episodes=32, episode_s=12.0, gait=gait, terrain="rough")
+    assert rough.crossed_rate >= 0.9 and sum(rough.fell) <= 2, (gait, rough.crossed_rate, sum(rough.fell))
