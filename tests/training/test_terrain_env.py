@@ -101,6 +101,7 @@ def test_a_robot_that_passed_the_finish_standing_has_crossed_whatever_it_does_af
     assert judge.crossed.tolist() == [True, False, False]
     assert judge.fell.tolist() == [False, True, True]
     assert not judge.running.any()
+    np.testing.assert_array_equal(judge.fall_x, [np.nan, 3.1, 2.0])  # where each fell; robot 0 did not
 
 
 def test_a_robot_that_falls_as_it_reaches_the_finish_has_not_crossed():

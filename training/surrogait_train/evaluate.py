@@ -76,6 +76,7 @@ class CourseJudge:
         self.finish_x = finish_x
         self.fell = np.zeros(num_robots, dtype=bool)
         self.crossed = np.zeros(num_robots, dtype=bool)
+        self.fall_x = np.full(num_robots, np.nan)  # m: the base's world x when it fell (NaN: it did not)
 
     @property
     def running(self) -> np.ndarray:
@@ -85,6 +86,7 @@ class CourseJudge:
     def update(self, base_x_w: np.ndarray, fell: np.ndarray) -> None:
         """One step's base positions (world x, m) and falls."""
         running = self.running
+        self.fall_x[running & fell] = base_x_w[running & fell]
         self.fell |= running & fell
         if self.finish_x is not None:
             self.crossed |= running & ~fell & (base_x_w >= self.finish_x)
@@ -137,6 +139,9 @@ class EvalResult:
     # how the feet pair up against the gait's schedule (surrogait_train.gait_pattern): 1 = as scheduled; NaN: no
     # robot judged; meaningless at a zero command, where the reference stands
     gait_match: float = math.nan
+    # per episode, the base's world x (m) where it fell, None if it did not: on a course, where (the feature starts
+    # at surrogait_core.terrain.COURSE_START_X; the slope climbs for 0.4 of its length, then a plateau, then down)
+    fall_x_m: list[float | None] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2)
@@ -289,4 +294,5 @@ def evaluate_policy(
         per_episode_vx_rmse=per_ep.round(4).tolist(),
         fell=judge.fell.tolist(),
         gait_match=gait_match(same_state / judged_steps, runner.gait) if judged_steps else math.nan,
+        fall_x_m=[None if np.isnan(x) else round(float(x), 3) for x in judge.fall_x],
     )
