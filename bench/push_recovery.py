@@ -1,15 +1,15 @@
 """Push recovery over the gait cycle: the share of lateral kicks a policy falls from, kick by kick phase.
 
     python bench/push_recovery.py POLICY.onnx... [--labels a b] [--push-m-s 0.6 0.8] [--timings 10]
-                                  [--episodes 32] [--name push_recovery]
+                                  [--episodes 32] [--gait pace] [--name push_recovery]
 
 The robustness matrix kicks every robot at the same two instants (left at 4 s, right at 7 s), so its
 push cell samples one moment of each robot's gait: whether 1 of 32 robots falls there depends on where
 in its stride that instant lands. A kick's effect depends on which legs are on the ground, so this bench
 moves the same pair of kicks (left at t, right at t + 3 s) through `--timings` starting times spread
-evenly over one trot period after 4 s, and counts falls over all of them (`evaluate_policy`, the policy
-node's path, the held-out eval seed and command set, as the matrix does). A fall share is a rate with a
-binomial spread: the Wilson 95 % interval is reported beside it.
+evenly over one gait period after 4 s (`--gait`: a multi-gait file's gait), and counts falls over all of them
+(`evaluate_policy`, the policy node's path, the held-out eval seed and command set, as the matrix does). A fall
+share is a rate with a binomial spread: the Wilson 95 % interval is reported beside it.
 
 Writes bench/results/<name>.{json,md}.
 """
@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--timings", type=int, default=10, help="kick times spread over one gait period")
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--gait", default=None, help="a multi-gait policy's gait (default: its contract's)")
     parser.add_argument("--name", default="push_recovery")
     args = parser.parse_args()
     labels = args.labels or [p.stem for p in args.policies]
@@ -61,7 +62,11 @@ def main() -> None:
     machine = describe_machine()
     rows = []
     for label, path in zip(labels, args.policies, strict=True):
-        period_s = OnnxPolicy(path).contract.gait.period_s
+        contract = OnnxPolicy(path).contract
+        gait = args.gait or contract.gait.name
+        if gait not in contract.gait_names:
+            parser.error(f"{path}: no gait {gait!r}; it walks {', '.join(contract.gait_names)}")
+        period_s = contract.gait_named(gait).period_s
         for push in args.push_m_s:
             falls, kicks, per_timing = 0, 0, []
             t0 = time.perf_counter()
@@ -69,12 +74,13 @@ def main() -> None:
                 condition = EvalCondition(f"push {push} m/s at {t:.3f} s", lateral_push_m_s=push,
                                           push_times_s=(float(t), float(t) + 3.0))  # fmt: skip
                 result = evaluate_policy(path, num_episodes=args.episodes, episode_s=args.seconds,
-                                         condition=condition)  # fmt: skip
+                                         condition=condition, gait=args.gait)  # fmt: skip
                 fell = int(np.sum(result.fell))
                 falls, kicks = falls + fell, kicks + args.episodes
                 per_timing.append(fell)
             low, high = wilson_interval(falls, kicks)
-            rows.append({"label": label, "policy": str(path), "push_m_s": push, "falls": falls, "episodes": kicks,
+            rows.append({"label": label, "policy": str(path), "gait": gait, "push_m_s": push, "falls": falls,
+                         "episodes": kicks,
                          "fall_share": falls / kicks, "wilson95": [low, high], "falls_per_timing": per_timing,
                          "wall_s": round(time.perf_counter() - t0, 1)})  # fmt: skip
             print(f"{label} push {push}: {falls}/{kicks} episodes fell, by timing {per_timing}", flush=True)
@@ -93,7 +99,8 @@ def main() -> None:
         "|---|---|---|---|---|---|",
     ]  # fmt: skip
     for r in rows:
-        lines.append(f"| {r['label']} | {r['push_m_s']:g} | {r['falls']}/{r['episodes']} | {r['fall_share']:.3f} | "
+        lines.append(f"| {r['label']} ({r['gait']}) | {r['push_m_s']:g} | {r['falls']}/{r['episodes']} | "
+                     f"{r['fall_share']:.3f} | "
                      f"{r['wilson95'][0]:.3f}-{r['wilson95'][1]:.3f} | {' '.join(map(str, r['falls_per_timing']))} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print(out.with_suffix(".md").read_text())
