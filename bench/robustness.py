@@ -367,6 +367,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--labels needs one distinct label per policy")
     gaits: list[str | None] = [None] * len(labels)
     if args.gaits:  # every policy once per gait: "label/gait" columns
+        from surrogait_core.policy.contract import read_contract
+
+        for path in args.policies:
+            missing = [g for g in args.gaits if g not in read_contract(path).gait_names]
+            if missing:
+                parser.error(f"{path} has no gait {', '.join(missing)}; it walks "
+                             f"{', '.join(read_contract(path).gait_names)}")
         labels = [f"{label}/{g}" for label in labels for g in args.gaits]
         args.policies = [p for p in args.policies for _ in args.gaits]
         gaits = list(args.gaits) * (len(labels) // len(args.gaits))

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "robustness.py"
 _spec = importlib.util.spec_from_file_location("robustness", _PATH)
 rob = importlib.util.module_from_spec(_spec)
@@ -113,3 +115,12 @@ def test_a_multi_gait_policy_runs_the_matrix_once_per_gait_each_its_own_column(t
     assert list(results) == ["go2_gaits/trot", "go2_gaits/bound"]
     assert [r["gait"] for r in results.values()] == ["trot", "bound"]
     assert "| nominal |" in out.with_suffix(".md").read_text()
+
+
+def test_a_gait_the_policy_does_not_walk_is_refused_before_any_cell_runs(tmp_path, capsys):
+    from surrogait_bringup.policies import shipped_policy
+
+    with pytest.raises(SystemExit):
+        rob.main([str(shipped_policy("go2_trot.onnx")), "--gaits", "pace", "--out", str(tmp_path / "r")])
+    assert "has no gait pace; it walks trot" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
