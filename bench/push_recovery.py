@@ -74,7 +74,7 @@ def main() -> None:
                 condition = EvalCondition(f"push {push} m/s at {t:.3f} s", lateral_push_m_s=push,
                                           push_times_s=(float(t), float(t) + 3.0))  # fmt: skip
                 result = evaluate_policy(path, num_episodes=args.episodes, episode_s=args.seconds,
-                                         condition=condition, gait=args.gait)  # fmt: skip
+                                         condition=condition, gait=gait)  # fmt: skip
                 fell = int(np.sum(result.fell))
                 falls, kicks = falls + fell, kicks + args.episodes
                 per_timing.append(fell)

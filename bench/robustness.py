@@ -370,10 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         from surrogait_core.policy.contract import read_contract
 
         for path in args.policies:
-            missing = [g for g in args.gaits if g not in read_contract(path).gait_names]
+            walks = read_contract(path).gait_names
+            missing = [g for g in args.gaits if g not in walks]
             if missing:
-                parser.error(f"{path} has no gait {', '.join(missing)}; it walks "
-                             f"{', '.join(read_contract(path).gait_names)}")
+                parser.error(f"{path} has no gait {', '.join(missing)}; it walks {', '.join(walks)}")
         labels = [f"{label}/{g}" for label in labels for g in args.gaits]
         args.policies = [p for p in args.policies for _ in args.gaits]
         gaits = list(args.gaits) * (len(labels) // len(args.gaits))

@@ -44,6 +44,8 @@ from machine_info import describe_machine  # noqa: E402
 from provenance import git_commit  # noqa: E402
 from sample_efficiency import DiffSimRun, PPORun, load_base_config, median_with_inf  # noqa: E402
 
+from surrogait_train.api import ZEROTH_ORDER_SHARE  # noqa: E402  (the first recipe that paced from scratch)
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -57,12 +59,8 @@ class Skill:
     @property
     def diffsim_mixed(self) -> tuple[str, ...]:
         """The differentiable trainer's recipe with the zeroth-order mix (learner "diffsim_mixed")."""
-        return (*self.diffsim, *ZEROTH_ORDER_MIX)
+        return (*self.diffsim, *ZEROTH_ORDER_SHARE)
 
-
-# 0.8 of the actor's update direction from the window's likelihood-ratio gradient, the exploration noise it needs
-# (docs/training-log.md, 2026-12-05 (9): the first differentiable recipe that walked the pace from scratch)
-ZEROTH_ORDER_MIX = ("learner.zeroth_order_weight=0.8", "learner.action_noise_std=0.3")
 
 
 def walks(gait: str) -> Callable[[Path, int], tuple[bool, dict]]:

@@ -73,5 +73,6 @@ def markdown(report: dict) -> str:
               f"{r['before']} | {r['up']} | {r['plateau']} | {r['down']} |" for r in report["rows"]]
     return "\n".join(lines) + "\n"
 
+
 if __name__ == "__main__":
     main()

@@ -22,7 +22,10 @@ SNAPSHOTS = "snapshots"  # folder of a run's periodic ONNX exports
 # joint-position penalty is 100 times the config's: at -10 its runs straightened the rear calves past the soft range
 # in every iteration after ~160, and the pre-flight refused 10 of 18 snapshots (8 for a calf in the position fault's
 # narrow band); at -1000 it cleared 17 of 18 (docs/training-log.md, 2026-12-05 (7)).
-ZEROTH_ORDER_MIX = ("surrogate.gradient_decay=0.9", "learner.zeroth_order_weight=0.8", "learner.action_noise_std=0.3")
+# 0.8 of the actor's update direction from the window's likelihood-ratio gradient, and the exploration noise it needs
+# (docs/training-log.md, 2026-12-05 (9)); the mix as the shipped trot uses it, with its longer gradient horizon
+ZEROTH_ORDER_SHARE = ("learner.zeroth_order_weight=0.8", "learner.action_noise_std=0.3")
+ZEROTH_ORDER_MIX = ("surrogate.gradient_decay=0.9", *ZEROTH_ORDER_SHARE)
 DEMO_TRAINING_OVERRIDES: dict[str, tuple[str, ...]] = {
     "go2": ("env.num_envs=512", "learner.critic_iterations=2", "learner.critic_minibatches=16"),
     "go1": ("env.num_envs=64", "max_iterations=1000", "reward.joint_pos_limits=-1000", *ZEROTH_ORDER_MIX),
