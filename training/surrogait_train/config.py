@@ -120,6 +120,11 @@ class RandomizationConfig:
     # Menagerie), friction loss 0-0.2; a policy trained on one falls behind its commands on the other.
     joint_damping: list[float] = dataclasses.field(default_factory=list)
     joint_friction_loss: list[float] = dataclasses.field(default_factory=list)
+    # deg: a slope under every robot, as gravity tilted by an angle uniform in [low, high] towards a uniformly drawn
+    # heading (flat ground only). On a plane this is the physics of an endless slope, met every step from every
+    # direction, where a course's ramp is a few seconds of an episode. [] = level ground. A tilt past the foot's
+    # friction angle (atan of `friction`'s low end) slides whatever the policy does.
+    ground_tilt_deg: list[float] = dataclasses.field(default_factory=list)
     joint_pos_noise_rad: float = 0.01
     joint_vel_noise_rad_s: float = 0.5
     gyro_noise_rad_s: float = 0.1

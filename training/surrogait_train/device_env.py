@@ -93,6 +93,9 @@ class DeviceLocomotionEnv:
         self.randomization = randomization if randomization is not None and randomization.enabled else None
         if self.randomization is not None:
             validate(self.randomization, cfg.physics_dt_s, cfg.substeps)
+            if self.randomization.ground_tilt_deg:
+                raise ConfigError("randomization.ground_tilt_deg: the device-resident environment has level ground "
+                                  "only (one gravity for every robot); tilt the ground with env.backend=cpu")
         self.reward_cfg = reward_cfg or RewardConfig()
         self.spec = load_robot_spec(cfg.robot)
         self.contract = make_contract(cfg)
@@ -177,6 +180,8 @@ class DeviceLocomotionEnv:
         self.last_action = torch.zeros(n, self.action_size, device=dev)
         self.state: RobotState | None = None
         self.held_targets = self._default_targets.expand(n, -1).clone()
+        # gravity straight down for every robot, made once: a tensor from host data each step would be a transfer
+        self._level_gravity = torch.tensor([0.0, 0.0, -1.0], dtype=self.dtype, device=self.device).repeat(n, 1)
         self.variation = self._nominal_variation()
         self._variation_params: torch.Tensor | None = None  # (N, 9) mjx_physics.VARIATION_PARAMS
         self._delay = torch.zeros(n, dtype=torch.int32, device=dev)
@@ -277,6 +282,9 @@ class DeviceLocomotionEnv:
 
     def set_variation(self, variation: RobotVariation) -> None:
         """Give every robot these physical parameters (NumPy or torch, N rows) from now on."""
+        if bool((torch.as_tensor(variation.gravity_dir_w)[:, 2] > -1.0).any()):
+            raise ValueError("the device-resident environment has level ground only: a tilted gravity needs "
+                             "env.backend=cpu")
         self.variation = RobotVariation(**{
             f.name: torch.as_tensor(getattr(variation, f.name)).to(
                 self.device, torch.int64 if f.name == "action_delay_steps" else self.dtype, copy=True)
@@ -402,6 +410,7 @@ class DeviceLocomotionEnv:
             action_delay_steps=torch.zeros(n, dtype=torch.int64, device=dev),
             joint_damping=torch.full((n,), torch.nan, dtype=dtype, device=dev),
             joint_friction_loss=torch.full((n,), torch.nan, dtype=dtype, device=dev),
+            gravity_dir_w=self._level_gravity,
         )
 
     def _sample_variation(self) -> RobotVariation:
@@ -419,6 +428,7 @@ class DeviceLocomotionEnv:
             else torch.full((n,), torch.nan, dtype=dtype, device=self.device),
             joint_friction_loss=self._uniform(*r.joint_friction_loss, (n,), dtype) if r.joint_friction_loss
             else torch.full((n,), torch.nan, dtype=dtype, device=self.device),
+            gravity_dir_w=self._level_gravity,
         )
 
     def variation_params(self) -> torch.Tensor:

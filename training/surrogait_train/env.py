@@ -49,7 +49,7 @@ from surrogait_core.terrain import (
     make_terrain,
     set_terrain_heights,
 )
-from surrogait_train.config import EnvConfig, RandomizationConfig, RewardConfig
+from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.model_variants import apply_model_variant
@@ -118,6 +118,9 @@ class LocomotionEnv:
         self.randomization = randomization if randomization is not None and randomization.enabled else None
         if self.randomization is not None:
             validate(self.randomization, cfg.physics_dt_s, cfg.substeps)
+            if self.randomization.ground_tilt_deg and cfg.terrain != "flat":
+                raise ConfigError(f"randomization.ground_tilt_deg tilts level ground; with env.terrain={cfg.terrain!r} "
+                                  "the course has its own slopes: leave one of them out")
         self.reward_cfg = reward_cfg or RewardConfig()
         self.spec = load_robot_spec(cfg.robot)
         self.contract = make_contract(cfg)
@@ -339,6 +342,13 @@ class LocomotionEnv:
 
     # ----------------------------------------------------------------- internals
     def _sim_state(self) -> RobotState:
+        if self.variation.ground_tilted:
+            # A slope on level ground: gravity leans, the ground stays z = 0. The base height, as on a course, is
+            # measured along gravity (vertical) to the ground: the plane's normal distance over cos(tilt).
+            down = self.variation.gravity_dir_w
+            state = robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model, down)
+            cos_tilt = torch.as_tensor(-down[:, 2], dtype=torch.float32)
+            return dataclasses.replace(state, base_height=state.base_height / cos_tilt)
         state = robot_state_from_mujoco(self._mj_state, self.physics.layout, self.spec.sdk_from_model)
         if self.terrain is not None:  # the height above the ground under the base, not above z = 0
             state = dataclasses.replace(state, base_height=state.base_height - self.ground_height())
@@ -363,14 +373,22 @@ class LocomotionEnv:
     def foot_ground_offset(self, state: RobotState) -> torch.Tensor | None:
         """(N, 4) the ground under each foot minus the ground under the base (m); None on flat ground.
         The swing-height reward measures each foot from the ground under it, a riser's height off otherwise."""
-        if self.terrain is None:
+        tilted = self.variation.ground_tilted
+        if self.terrain is None and not tilted:
             return None
         qpos = self._mj_state[:, self.physics.layout.qpos]
         pos, quat = qpos[:, None, 0:3], qpos[:, None, 3:7]
         feet_b = self.kinematics(state.joint_pos)[0].double().numpy()  # (N, 4, 3)
         u = np.broadcast_to(quat[..., 1:], feet_b.shape)
         t = 2.0 * np.cross(u, feet_b)
-        feet_w = pos + feet_b + quat[..., :1] * t + np.cross(u, t)  # R(q) p + base position
+        feet_rel_w = feet_b + quat[..., :1] * t + np.cross(u, t)  # R(q) p
+        if tilted:
+            # the reward measures a foot at base height + its offset along -gravity; on the tilted plane the ground
+            # under it (along gravity) lies off that by the offset's rise along the plane's normal over cos(tilt)
+            down = self.variation.gravity_dir_w[:, None, :]
+            along_up = -(feet_rel_w * down).sum(-1)
+            return torch.as_tensor(along_up - feet_rel_w[..., 2] / -down[..., 2], dtype=torch.float32)
+        feet_w = pos + feet_rel_w
         base = self._ground_at(qpos[:, 0], qpos[:, 1])
         return torch.as_tensor(self._ground_at(feet_w[..., 0], feet_w[..., 1]) - base[:, None], dtype=torch.float32)
 
@@ -426,6 +444,7 @@ class LocomotionEnv:
             vary_model(
                 models[i], self.model, v.friction[i], v.added_base_mass_kg[i], v.base_com_offset_m[i],
                 kp * v.kp_scale[i], kd * v.kd_scale[i], v.joint_damping[i], v.joint_friction_loss[i],
+                v.gravity_dir_w[i],
             )  # fmt: skip
         self.physics.models_changed(rows)
 

@@ -91,6 +91,7 @@ def vary_model(
     kd: np.ndarray,
     joint_damping: float = float("nan"),
     joint_friction_loss: float = float("nan"),
+    gravity_dir_w: np.ndarray | None = None,
 ) -> None:
     """Make `model` (a copy of `nominal`) one robot's variation of it.
 
@@ -98,7 +99,8 @@ def vary_model(
     whichever geom MuJoCo's priority rule picks. The base gains `added_base_mass_kg` with its
     rotational inertia scaled alike (same shape, heavier) and its centre of mass moved by
     `base_com_offset_m` (body frame); the PD gains are the robot's effective motor strength. Every leg joint
-    gets `joint_damping` (N m s/rad) and `joint_friction_loss` (N m); NaN keeps the nominal model's.
+    gets `joint_damping` (N m s/rad) and `joint_friction_loss` (N m); NaN keeps the nominal model's. Gravity
+    points along `gravity_dir_w` (a unit vector, world frame; None: the nominal model's), a slope on level ground.
     """
     base = floating_base_body(nominal)
     model.geom_friction[:, 0] = friction
@@ -112,6 +114,8 @@ def vary_model(
     model.dof_damping[legs] = nominal.dof_damping[legs] if np.isnan(joint_damping) else joint_damping
     model.dof_frictionloss[legs] = (nominal.dof_frictionloss[legs] if np.isnan(joint_friction_loss)
                                     else joint_friction_loss)
+    g = np.linalg.norm(nominal.opt.gravity)
+    model.opt.gravity = nominal.opt.gravity if gravity_dir_w is None else g * np.asarray(gravity_dir_w)
 
 
 def leg_dofs(model: mujoco.MjModel) -> np.ndarray:

@@ -16,6 +16,8 @@ import numpy as np
 
 from surrogait_train.config import ConfigError, RandomizationConfig
 
+MAX_GROUND_TILT_DEG = 30.0  # steeper than any slope a quadruped policy is asked to walk
+
 
 @dataclasses.dataclass
 class RobotVariation:
@@ -27,6 +29,7 @@ class RobotVariation:
     action_delay_steps: np.ndarray  # (N,) int: physics steps before new joint targets reach the motors
     joint_damping: np.ndarray  # (N,) N m s/rad on every leg joint; NaN: the model's own
     joint_friction_loss: np.ndarray  # (N,) N m; NaN: the model's own
+    gravity_dir_w: np.ndarray  # (N, 3) unit gravity direction, world frame: (0, 0, -1) on level ground
 
     @classmethod
     def nominal(cls, num_robots: int, friction: float) -> RobotVariation:
@@ -40,7 +43,13 @@ class RobotVariation:
             action_delay_steps=np.zeros(n, dtype=np.int64),
             joint_damping=np.full(n, np.nan),
             joint_friction_loss=np.full(n, np.nan),
+            gravity_dir_w=np.tile([0.0, 0.0, -1.0], (n, 1)),
         )
+
+    @property
+    def ground_tilted(self) -> bool:
+        """Whether any robot's gravity is tilted (a slope, `RandomizationConfig.ground_tilt_deg`)."""
+        return bool((self.gravity_dir_w[:, 2] > -1.0).any())
 
     def assign(self, rows: np.ndarray, other: RobotVariation) -> None:
         """Overwrite the robots `rows` (bool mask or indices) with `other`'s values (one per selected robot)."""
@@ -64,6 +73,10 @@ def validate(cfg: RandomizationConfig, physics_dt_s: float, substeps: int) -> No
         if lo_hi and (len(lo_hi) != 2 or not 0 <= lo_hi[0] <= lo_hi[1]):
             raise ConfigError(f"randomization.{name} must be [] (the model's own) or [low, high] with "
                               f"0 <= low <= high, got {lo_hi}")
+    if cfg.ground_tilt_deg and (len(cfg.ground_tilt_deg) != 2 or not 0 <= cfg.ground_tilt_deg[0]
+                                <= cfg.ground_tilt_deg[1] <= MAX_GROUND_TILT_DEG):
+        raise ConfigError(f"randomization.ground_tilt_deg must be [] (level ground) or [low, high] with "
+                          f"0 <= low <= high <= {MAX_GROUND_TILT_DEG:g}, got {cfg.ground_tilt_deg}")
     if cfg.friction[0] <= 0 or cfg.kp_scale[0] <= 0 or cfg.kd_scale[0] < 0:
         raise ConfigError("randomization: friction and kp_scale must stay above 0, kd_scale at or above 0")
     if cfg.push_interval_s[0] <= 0:
@@ -88,13 +101,24 @@ def sample_variation(cfg: RandomizationConfig, rng: np.random.Generator, k: int,
         action_delay_steps=delay_steps(rng.uniform(*cfg.action_delay_s, size=k), physics_dt_s),
         joint_damping=np.full(k, np.nan),
         joint_friction_loss=np.full(k, np.nan),
+        gravity_dir_w=np.tile([0.0, 0.0, -1.0], (k, 1)),
     )
     # drawn after the others and only when asked for, so configs without them keep their random streams
     if cfg.joint_damping:
         variation.joint_damping = rng.uniform(*cfg.joint_damping, size=k)
     if cfg.joint_friction_loss:
         variation.joint_friction_loss = rng.uniform(*cfg.joint_friction_loss, size=k)
+    if cfg.ground_tilt_deg:
+        variation.gravity_dir_w = tilted_gravity(rng.uniform(*np.radians(cfg.ground_tilt_deg), size=k),
+                                                 rng.uniform(0, 2 * np.pi, size=k))
     return variation
+
+
+def tilted_gravity(tilt_rad: np.ndarray, downhill_heading_rad: np.ndarray) -> np.ndarray:
+    """Unit gravity directions (k, 3), world frame, for level ground that acts as a slope of `tilt_rad` falling
+    away towards the world heading `downhill_heading_rad` (0: +x): gravity leans that way by the tilt."""
+    s = np.sin(tilt_rad)
+    return np.stack([s * np.cos(downhill_heading_rad), s * np.sin(downhill_heading_rad), -np.cos(tilt_rad)], -1)
 
 
 def observation_noise(

@@ -50,12 +50,16 @@ def quat_rotate_inverse_np(quat_wxyz: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v - w * t + np.cross(u, t)
 
 
-def robot_state_from_mujoco(states: np.ndarray, layout: StateLayout, sdk_from_model: np.ndarray) -> RobotState:
-    """Read the policy-side state out of MuJoCo full-physics state vectors (N, nstate)."""
+def robot_state_from_mujoco(
+    states: np.ndarray, layout: StateLayout, sdk_from_model: np.ndarray, gravity_dir_w: np.ndarray | None = None
+) -> RobotState:
+    """Read the policy-side state out of MuJoCo full-physics state vectors (N, nstate). `gravity_dir_w` (N, 3): each
+    robot's unit gravity direction where it is tilted (a slope on level ground); None: straight down."""
     qpos, qvel = states[:, layout.qpos], states[:, layout.qvel]
     quat = qpos[:, 3:7]
     lin_vel_b = quat_rotate_inverse_np(quat, qvel[:, 0:3])  # free joint: world-frame linear velocity
-    gravity_b = quat_rotate_inverse_np(quat, np.tile([0.0, 0.0, -1.0], (len(quat), 1)))
+    down = np.tile([0.0, 0.0, -1.0], (len(quat), 1)) if gravity_dir_w is None else gravity_dir_w
+    gravity_b = quat_rotate_inverse_np(quat, down)
     as_t = lambda x: torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32)  # noqa: E731
     return RobotState(
         joint_pos=as_t(qpos[:, 7:][:, sdk_from_model]),
