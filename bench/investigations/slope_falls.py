@@ -66,7 +66,8 @@ def markdown(report: dict) -> str:
     lines = [f"# Where on the slope trots fall ({report['machine']})", "", f"`{report['command']}`", "",
              f"{report.get('episodes', 32)} robots per row, 12 s, straight over the slope course at 0.6-1.0 m/s; "
              f"falls by where the base was: before the ramp (x < {COURSE_START_X} m: back at its foot, most after "
-             f"climbing part of the way and sliding back, slope_climb.md), up the ramp (to {TOP_X} m), on the plateau (to {DOWN_X} m), down the ramp (past it).", "",
+             f"climbing part of the way and sliding back, slope_climb.md), up the ramp (to {TOP_X} m), on the "
+             f"plateau (to {DOWN_X} m), down the ramp (past it).", "",
              "| policy | gait | slope | crossed | falls | before | up | plateau | down |",
              "|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| `{Path(r['policy']).name}` | {r['gait']} | {r['degrees']:g}° | {r['crossed']:.0%} | {r['falls']} | "
