@@ -14,7 +14,7 @@ from surrogait_train.evaluate import command_set, evaluate_policy
 from surrogait_train.export import action_reference_of, export_onnx, parity_error
 from surrogait_train.onnx_init import PolicyFileMismatch
 from surrogait_train.reference import phases_from_clock
-from surrogait_train.rewards import balance_step, gait_reference
+from surrogait_train.rewards import BALANCE_STEP_PITCH_MAX_M, balance_step, gait_reference
 from surrogait_train.trainer import Trainer
 
 RESIDUAL = ["learner.residual_reference=true", "env.stand_speed_m_s=0.1"]
@@ -121,6 +121,25 @@ def test_turning_faster_than_asked_moves_each_foot_along_its_hips_extra_velocity
     hip_extra_velocity = 0.5 * torch.stack([-feet[:, 1], feet[:, 0]], dim=-1)  # (w - w_cmd) z x p
     torch.testing.assert_close(shift[1], 0.2 * hip_extra_velocity)
     assert shift[1, 0, 1] > 0 > shift[1, 2, 1], "front feet step left, rear feet right, about the turn"
+
+
+def test_on_a_slope_the_pitch_term_centres_the_stance_under_the_centre_of_mass_along_gravity():
+    feet = torch.tensor([[0.18, -0.17, -0.3], [0.18, 0.17, -0.3], [-0.27, -0.17, -0.3], [-0.27, 0.17, -0.3]])
+    pitch, height_m = np.radians(15.0), 0.28
+    # level; the body along a 15° slope facing uphill (gravity leans backward in its frame); facing downhill; a
+    # slope steep enough to reach the term's limit
+    gravity_b = torch.tensor([[0.0, 0.0, -1.0], [-np.sin(pitch), 0.0, -np.cos(pitch)],
+                              [np.sin(pitch), 0.0, -np.cos(pitch)], [-0.6, 0.0, -0.8]], dtype=torch.float32)
+    shift = balance_step(gravity_b, torch.zeros(4, 3), torch.tensor([[0.5, 0.0, 0.0]]).repeat(4, 1), feet,
+                         (0.0, 0.0, 0.0, height_m))
+    expected_x = torch.tensor([0.0, -height_m * np.sin(pitch), height_m * np.sin(pitch), -BALANCE_STEP_PITCH_MAX_M],
+                              dtype=torch.float32)
+    torch.testing.assert_close(shift[..., 0], expected_x[:, None].expand(4, 4))
+    torch.testing.assert_close(shift[..., 1], torch.zeros(4, 4))
+    # the stance's centre moves to within a centimetre of where gravity's line through the base meets the ground
+    uphill = feet[:, :2] + shift[1]
+    meets_ground_x = -height_m * np.tan(pitch)
+    assert abs(float(uphill[:, 0].mean()) - float(feet[:, 0].mean()) - meets_ground_x) < 0.01
 
 
 def test_a_balance_stepped_reference_exports_with_its_gains_and_carries_the_gradient_of_the_roll(

@@ -86,6 +86,9 @@ class EnvConfig:
     balance_step_roll_m: float = 0.0
     balance_step_roll_rate_m_s: float = 0.0
     balance_step_yaw_rate_s: float = 0.0
+    # m of fore-aft foot shift per unit of sin(pitch) (projected gravity x): with the base's height, the stance
+    # centred under the centre of mass along gravity on a slope (rewards.balance_step); 0 = off
+    balance_step_pitch_m: float = 0.0
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
     # place this default is defined.
@@ -96,8 +99,9 @@ class EnvConfig:
     model_variant: str = ""
 
     @property
-    def balance_step_gains(self) -> tuple[float, float, float]:
-        return self.balance_step_roll_m, self.balance_step_roll_rate_m_s, self.balance_step_yaw_rate_s
+    def balance_step_gains(self) -> tuple[float, float, float, float]:
+        return (self.balance_step_roll_m, self.balance_step_roll_rate_m_s, self.balance_step_yaw_rate_s,
+                self.balance_step_pitch_m)
 
 
 @dataclasses.dataclass

@@ -29,7 +29,8 @@ from surrogait_train.kinematics import LegKinematics
 from surrogait_train.rewards import balance_step, gait_reference
 
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
-BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s")
+BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s",
+                     "balance_step_pitch_m")
 
 
 def observation_slice(contract: PolicyContract, name: str) -> tuple[int, int, float]:
@@ -57,7 +58,7 @@ class GaitReference(nn.Module):
         nominal_feet_b: torch.Tensor,
         foot_radius_m: float,
         stand_speed_m_s: float = 0.0,
-        balance_step_gains: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
     ):
         super().__init__()
         gaits = contract.gaits or (contract.gait,)
@@ -86,8 +87,13 @@ class GaitReference(nn.Module):
         """What the reference is, for the policy file's metadata (export.ACTION_REFERENCE_KEY)."""
         described = {"kind": "gait_kinematic", "stand_speed_m_s": self.stand_speed_m_s,
                      "swing_height_m": self.swing_height_m}
-        if any(self.balance_step_gains):  # an open-loop reference's description stays as files made before it say
-            described.update(zip(BALANCE_STEP_KEYS, self.balance_step_gains, strict=True))
+        # an open-loop reference's description stays as files made before the balance step say, and one without the
+        # pitch term as files made before it
+        gains = dict(zip(BALANCE_STEP_KEYS, self.balance_step_gains, strict=False))
+        if any(self.balance_step_gains[:3]):
+            described.update({k: gains[k] for k in BALANCE_STEP_KEYS[:3]})
+        if gains.get("balance_step_pitch_m"):
+            described["balance_step_pitch_m"] = gains["balance_step_pitch_m"]
         return described
 
     def _term(self, obs: torch.Tensor, where: tuple[int, int, float]) -> torch.Tensor:

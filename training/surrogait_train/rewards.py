@@ -50,14 +50,17 @@ def stepping_amplitude(command: torch.Tensor, nominal_feet_b: torch.Tensor, stan
 # m: the most a balance step moves a foot: a catch, inside the leg's workspace, whatever the observation says
 # (a 0.05 m step answers a 0.25 rad roll at the gain the pace uses; beyond it the robot is falling anyway)
 BALANCE_STEP_MAX_M = 0.05
+# m: the most the pitch term moves a foot fore or aft: the stance under the centre of mass on a 20° slope
+BALANCE_STEP_PITCH_MAX_M = 0.1
 
 
 def balance_step(
     projected_gravity_b: torch.Tensor, base_ang_vel_b: torch.Tensor, command: torch.Tensor,
-    nominal_feet_b: torch.Tensor, gains: tuple[float, float, float],
+    nominal_feet_b: torch.Tensor, gains: tuple[float, ...],
 ) -> torch.Tensor:
     """m: how far each foot's reference moves to catch the body (N, 4, 2), Raibert's foot placement on what the
-    policy observes; `gains` = (m per unit sin(roll), m per rad/s of roll rate, s on the yaw-rate error).
+    policy observes; `gains` = (m per unit sin(roll), m per rad/s of roll rate, s on the yaw-rate error[, m per
+    unit sin(pitch)]).
 
     Sideways: on a pace each step stands on one side's two feet and the body, beside that line, falls to the
     other side. The policy observes no body velocity, but the fall about the stance line is a roll: a roll
@@ -65,13 +68,23 @@ def balance_step(
     feet to -y, so both move every foot to -y (the stance feet, pushing on the ground, carry the body back).
     Turning: a yaw rate off the command moves each hip at (w - w_cmd) z x p; each foot goes the same way, as a
     foot is placed along the velocity error (the pace's yaw swings with each step's one-sided push).
+    Fore-aft: on a slope the body lies along the ground and gravity leans in its frame (projected gravity x =
+    -sin(pitch) facing uphill); the reference's stance, centred under the hips, then holds the centre of mass
+    h tan(pitch) behind its feet and the robot tips back down the slope. Moving every foot by pitch_m g_x (pitch_m
+    = the base's height: h sin(pitch), 7 cm at 15° for a Go2) centres the stance under the centre of mass along
+    gravity; on level ground it is zero.
     """
-    roll_m, roll_rate_m_s, yaw_rate_s = gains
+    roll_m, roll_rate_m_s, yaw_rate_s = gains[:3]
+    pitch_m = gains[3] if len(gains) > 3 else 0.0
     sideways = roll_m * projected_gravity_b[:, 1:2] - roll_rate_m_s * base_ang_vel_b[:, 0:1]  # (N, 1)
     yaw_error = base_ang_vel_b[:, 2:3] - command[:, 2:3]  # rad/s, (N, 1)
     dx = -yaw_rate_s * yaw_error * nominal_feet_b[:, 1]
     dy = sideways + yaw_rate_s * yaw_error * nominal_feet_b[:, 0]
-    return torch.stack([dx, dy], dim=-1).clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
+    shift = torch.stack([dx, dy], dim=-1).clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
+    if pitch_m:
+        fore_aft = (pitch_m * projected_gravity_b[:, 0:1]).clamp(-BALANCE_STEP_PITCH_MAX_M, BALANCE_STEP_PITCH_MAX_M)
+        shift = shift + torch.stack([fore_aft.expand_as(dx), torch.zeros_like(dy)], dim=-1)
+    return shift
 
 
 def gait_reference(
@@ -129,7 +142,7 @@ def compute_rewards(
     foot_ground_offset: torch.Tensor | None = None,
     stand_speed_m_s: float = 0.0,
     term_means_on_host: bool = True,
-    balance_step_gains: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
     `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
