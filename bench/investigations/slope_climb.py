@@ -75,12 +75,15 @@ def climb(path: str, episodes: int) -> dict:
             heading += list(np.degrees(np.abs(yaw)))
             torque += list(np.abs(tau / limit).max(-1))
     env.close()
-    heading = np.asarray(heading)
-    return {"policy": path, "crossed": round(float(crossed.mean()), 3), "falls": int(fell.sum()),
-            "climb_speed_share": round(float(np.mean(speed_share)), 3),
+    row = {"policy": path, "crossed": round(float(crossed.mean()), 3), "falls": int(fell.sum()),
+           "ramp_steps": len(heading)}
+    if not heading:  # no robot got every foot onto the ramp (a policy that stops at its foot)
+        return {**row, "climb_speed_share": None, "yaw_rate_rad_s": None, "turned_30deg_share": None,
+                "torque_share_p99": None}
+    return {**row, "climb_speed_share": round(float(np.mean(speed_share)), 3),
             "yaw_rate_rad_s": round(float(np.mean(yaw_rate)), 3),
-            "turned_30deg_share": round(float((heading > 30).mean()), 3),
-            "torque_share_p99": round(float(np.percentile(torque, 99)), 3), "ramp_steps": len(heading)}
+            "turned_30deg_share": round(float((np.asarray(heading) > 30).mean()), 3),
+            "torque_share_p99": round(float(np.percentile(torque, 99)), 3)}
 
 
 def main() -> None:
@@ -109,9 +112,14 @@ def markdown(report: dict) -> str:
              "| policy | crossed | falls | climb speed / command | \\|yaw rate\\| rad/s | turned > 30° "
              "| torque / limit (p99) |",
              "|---|---|---|---|---|---|---|"]
-    lines += [f"| `{Path(r['policy']).name}` | {r['crossed']:.0%} | {r['falls']} | {r['climb_speed_share']:.2f} | "
-              f"{r['yaw_rate_rad_s']:.2f} | {r['turned_30deg_share']:.0%} | {r['torque_share_p99']:.2f} |"
-              for r in report["rows"]]
+    for r in report["rows"]:
+        if r["ramp_steps"] == 0:
+            lines.append(f"| `{Path(r['policy']).name}` | {r['crossed']:.0%} | {r['falls']} | never on the ramp "
+                         "| - | - | - |")
+            continue
+        lines.append(f"| `{Path(r['policy']).name}` | {r['crossed']:.0%} | {r['falls']} "
+                     f"| {r['climb_speed_share']:.2f} | {r['yaw_rate_rad_s']:.2f} | {r['turned_30deg_share']:.0%} "
+                     f"| {r['torque_share_p99']:.2f} |")
     return "\n".join(lines) + "\n"
 
 

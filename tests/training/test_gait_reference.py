@@ -167,6 +167,19 @@ def test_a_balance_stepped_reference_exports_with_its_gains_and_carries_the_grad
     torch.testing.assert_close(open_loop.actor.net[-1].weight, trainer.actor.net[-1].weight)
 
 
+def test_a_reference_with_the_slope_stance_exports_with_its_gain_and_agrees_with_its_file(tmp_path, tiny_overrides):
+    trainer = residual_trainer(tmp_path, tiny_overrides, "env.balance_step_pitch_m=0.28")
+    path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "slope.onnx")
+    assert parity_error(trainer.actor, path) < 1e-5
+    assert action_reference_of(path) == {"kind": "gait_kinematic", "stand_speed_m_s": 0.1, "swing_height_m": 0.08,
+                                         "balance_step_pitch_m": 0.28}
+    env = trainer.env
+    obs = env.observation(env.state, env.last_action).detach().requires_grad_(True)
+    trainer.actor.reference(obs).sum().backward()
+    start, end, _ = trainer.actor.reference.gravity
+    assert obs.grad[:, start].abs().sum() > 0, "the trainer's gradient reaches the pitch the reference answers"
+
+
 def test_the_balance_step_halves_the_sway_and_the_yaw_swing_of_the_pace_reference_in_mujoco(
     tmp_path, tiny_overrides
 ):
