@@ -68,25 +68,27 @@ def test_shipped_policy_stands_still_when_told_to():
 
 
 def test_shipped_policy_crosses_the_rough_course_where_the_plain_trot_falls():
-    # surrogait_bringup/policies/README.md, "go2_trot.onnx" (bench/skills.py's cell: crossed 97 %, 1/32 fell;
-    # the plain trot: 47 %, 16/32 fell). The 95 % is judged by bench/skills.py; this guards the skill a
-    # robot below it (94 % at two other eval seeds)
+    # surrogait_bringup/policies/README.md, "go2_trot.onnx" (bench/skills.py's cell: crossed 100 %, 0/32 fell;
+    # the plain trot: 47 %, 16/32 fell)
     shipped = evaluate_policy(SHIPPED, num_episodes=32, episode_s=12.0, terrain="rough")
     plain = evaluate_policy(SHIPPED_PLAIN, num_episodes=32, episode_s=12.0, terrain="rough")
-    assert sum(shipped.fell) <= 2 < 8 <= sum(plain.fell), (sum(shipped.fell), sum(plain.fell))
-    assert shipped.crossed_rate >= 0.9 > plain.crossed_rate, (shipped.crossed_rate, plain.crossed_rate)
+    assert sum(shipped.fell) <= 1 < 8 <= sum(plain.fell), (sum(shipped.fell), sum(plain.fell))
+    assert shipped.crossed_rate >= 0.95 > plain.crossed_rate, (shipped.crossed_rate, plain.crossed_rate)
 
 
-SHIPPED_LEVEL = SHIPPED.with_name("go2_trot_level.onnx")  # its start: the trot shipped before its slope stage
+SHIPPED_SLOPE = SHIPPED.with_name("go2_trot_slope.onnx")  # go2_trot.onnx plus a stage on tilted gravity
 
 
-def test_shipped_policy_crosses_the_15_degree_slope_where_its_level_ground_start_falls():
-    # bench/skills.py's cell: crossed 97 %, 0/32 fell (91 % at two other eval seeds); go2_trot_level.onnx 3 %, 25/32
-    shipped = evaluate_policy(SHIPPED, num_episodes=32, episode_s=12.0, terrain="slope")
-    level = evaluate_policy(SHIPPED_LEVEL, num_episodes=32, episode_s=12.0, terrain="slope")
-    assert sum(shipped.fell) <= 2 < 16 <= sum(level.fell), (sum(shipped.fell), sum(level.fell))
-    assert shipped.crossed_rate >= 0.9 > 0.1 >= level.crossed_rate, (shipped.crossed_rate, level.crossed_rate)
-    assert read_provenance(SHIPPED)["stages"][:-1] == read_provenance(SHIPPED_LEVEL)["stages"]
+def test_the_slope_trot_crosses_the_15_degree_slope_where_the_shipped_trot_falls():
+    # bench/skills.py's cells: crossed 97 %, 0/32 fell (91 % at two other eval seeds); go2_trot.onnx 3 %, 25/32.
+    # The 95 % is judged by bench/skills.py; this guards the skill a robot or two below it
+    slope = evaluate_policy(SHIPPED_SLOPE, num_episodes=32, episode_s=12.0, terrain="slope")
+    level = evaluate_policy(SHIPPED, num_episodes=16, episode_s=12.0, terrain="slope")
+    assert sum(slope.fell) <= 2 and 8 <= sum(level.fell), (sum(slope.fell), sum(level.fell))
+    assert slope.crossed_rate >= 0.9 > 0.1 >= level.crossed_rate, (slope.crossed_rate, level.crossed_rate)
+    provenance = read_provenance(SHIPPED_SLOPE)
+    assert provenance["learner"] == "differentiable"
+    assert provenance["stages"][:-1] == read_provenance(SHIPPED)["stages"]
 
 
 def test_the_ppo_rough_ground_baseline_does_not_fall_where_its_start_does_and_still_walks_on_flat_ground():

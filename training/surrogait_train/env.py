@@ -371,8 +371,9 @@ class LocomotionEnv:
 
     @torch.no_grad()
     def foot_ground_offset(self, state: RobotState) -> torch.Tensor | None:
-        """(N, 4) the ground under each foot minus the ground under the base (m); None on flat ground.
-        The swing-height reward measures each foot from the ground under it, a riser's height off otherwise."""
+        """(N, 4) the ground under each foot minus the ground under the base (m), measured along gravity; None on
+        level ground with gravity straight down. The swing-height reward measures each foot from the ground under it,
+        a riser's height (or a slope's rise across the stance) off otherwise."""
         tilted = self.variation.ground_tilted
         if self.terrain is None and not tilted:
             return None
