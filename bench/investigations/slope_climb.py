@@ -29,9 +29,15 @@ from surrogait_core.policy.onnx_policy import OnnxPolicy  # noqa: E402
 from surrogait_core.policy.policy_runner import PolicyRunner  # noqa: E402
 from surrogait_core.terrain import COURSE_START_X  # noqa: E402
 from surrogait_core.wire.motor_driver_law import pd_torque  # noqa: E402
-from surrogait_train.config import EnvConfig  # noqa: E402
 from surrogait_train.env import LocomotionEnv  # noqa: E402
-from surrogait_train.evaluate import CROSSED_X, EVAL_SEED, TERRAIN_EVAL_VX, command_set  # noqa: E402
+from surrogait_train.evaluate import (  # noqa: E402
+    CROSSED_X,
+    EVAL_SEED,
+    TERRAIN_EVAL_VX,
+    command_set,
+    eval_env_config,
+    has_fallen,
+)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 EPISODE_S = 12.0
@@ -40,10 +46,7 @@ EPISODE_S = 12.0
 def climb(path: str, episodes: int) -> dict:
     policy = OnnxPolicy(path)
     c = policy.contract
-    cfg = EnvConfig(robot=c.robot, num_envs=episodes, num_threads=1, physics_dt_s=c.control_dt_s / 4, substeps=4,
-                    kp=list(c.kp), kd=list(c.kd), episode_length_s=EPISODE_S + 1.0, init_joint_noise_rad=0.02,
-                    terrain="slope")
-    env = LocomotionEnv(cfg, seed=EVAL_SEED)
+    env = LocomotionEnv(eval_env_config(c, episodes, EPISODE_S, terrain="slope"), seed=EVAL_SEED)
     runner = PolicyRunner(policy)
     runner.reset(num_robots=episodes)
     env.reset(seed=EVAL_SEED, randomize_episode_start=False)
@@ -59,8 +62,7 @@ def climb(path: str, episodes: int) -> dict:
         targets = runner.act(terms).joint_targets
         state, _ = env.advance_physics(targets)
         pos = env.base_position_w()
-        now_fell = (state.base_height.numpy() < cfg.fall_height_m) | (
-            state.projected_gravity_b.numpy()[:, 2] > cfg.fall_tilt_gz)
+        now_fell = has_fallen(state, env.cfg)
         fell |= running & now_fell
         crossed |= running & ~now_fell & (pos[:, 0] >= CROSSED_X)
         running &= ~now_fell & (pos[:, 0] < CROSSED_X)

@@ -25,9 +25,8 @@ from machine_info import describe_machine  # noqa: E402
 
 from surrogait_core.policy.onnx_policy import OnnxPolicy  # noqa: E402
 from surrogait_core.policy.policy_runner import PolicyRunner  # noqa: E402
-from surrogait_train.config import EnvConfig  # noqa: E402
 from surrogait_train.env import LocomotionEnv  # noqa: E402
-from surrogait_train.evaluate import EVAL_SEED, TERRAIN_EVAL_VX, command_set  # noqa: E402
+from surrogait_train.evaluate import EVAL_SEED, TERRAIN_EVAL_VX, command_set, eval_env_config, has_fallen  # noqa: E402
 from surrogait_train.randomization import RobotVariation, tilted_gravity  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -38,9 +37,7 @@ DIRECTIONS = {"up": np.pi, "down": 0.0}  # the downhill heading: behind the robo
 def walk(path: str, degrees: float, direction: str, episodes: int) -> dict:
     policy = OnnxPolicy(path)
     c = policy.contract
-    env = LocomotionEnv(EnvConfig(robot=c.robot, num_envs=episodes, num_threads=1, physics_dt_s=c.control_dt_s / 4,
-                                  substeps=4, kp=list(c.kp), kd=list(c.kd), episode_length_s=EPISODE_S + 1.0,
-                                  init_joint_noise_rad=0.02), seed=EVAL_SEED)
+    env = LocomotionEnv(eval_env_config(c, episodes, EPISODE_S), seed=EVAL_SEED)
     env.reset(seed=EVAL_SEED, randomize_episode_start=False)
     slope = RobotVariation.nominal(episodes, env.foot_friction())
     slope.gravity_dir_w = tilted_gravity(np.full(episodes, np.radians(degrees)), np.full(episodes,
@@ -57,8 +54,7 @@ def walk(path: str, degrees: float, direction: str, episodes: int) -> dict:
                              state.joint_vel.numpy(), cmds, np.full(episodes, t * c.control_dt_s),
                              state.base_lin_vel_b.numpy())
         state, _ = env.advance_physics(runner.act(terms).joint_targets)
-        standing &= ~((state.base_height.numpy() < env.cfg.fall_height_m)
-                      | (state.projected_gravity_b.numpy()[:, 2] > env.cfg.fall_tilt_gz))
+        standing &= ~has_fallen(state, env.cfg)
         if t * c.control_dt_s >= SETTLE_S and standing.any():
             speed_share += list(state.base_lin_vel_b.numpy()[standing, 0] / cmds[standing, 0])
     env.close()

@@ -147,6 +147,23 @@ class EvalResult:
         return json.dumps(dataclasses.asdict(self), indent=2)
 
 
+def eval_env_config(contract, num_robots: int, episode_s: float, num_threads: int = 1, **world) -> EnvConfig:
+    """The environment an evaluation walks a policy file in: the file's robot, gains and control period (4 physics
+    substeps), its gait, episodes a second longer than judged, small start noise; `world`: EnvConfig fields of the
+    world (terrain, model_variant, ...)."""
+    substeps = 4
+    return EnvConfig(robot=contract.robot, num_envs=num_robots, num_threads=num_threads,
+                     physics_dt_s=contract.control_dt_s / substeps, substeps=substeps, kp=list(contract.kp),
+                     kd=list(contract.kd), gait=contract.gait.name if contract.gait.name in GAITS else "trot",
+                     episode_length_s=episode_s + 1.0, init_joint_noise_rad=0.02, **world)
+
+
+def has_fallen(state, env_cfg: EnvConfig) -> np.ndarray:
+    """(N,) bool: the environment's fall rule (base too low over the ground, or tilted past fall_tilt_gz)."""
+    return (state.base_height.numpy() < env_cfg.fall_height_m) | (
+        state.projected_gravity_b.numpy()[:, 2] > env_cfg.fall_tilt_gz)
+
+
 def evaluate_policy(
     onnx_path: Path | str,
     num_episodes: int = 32,
@@ -170,24 +187,8 @@ def evaluate_policy(
 
     policy = OnnxPolicy(onnx_path)
     contract = policy.contract
-    gait_name = contract.gait.name if contract.gait.name in GAITS else None
-    substeps = 4
-    env_cfg = EnvConfig(
-        robot=contract.robot,
-        num_envs=num_episodes,
-        num_threads=num_threads,
-        physics_dt_s=contract.control_dt_s / substeps,
-        substeps=substeps,
-        kp=list(contract.kp),
-        kd=list(contract.kd),
-        gait=gait_name or "trot",
-        episode_length_s=episode_s + 1.0,
-        init_joint_noise_rad=0.02,
-        model_variant=condition.model_variant,
-        terrain=terrain,
-        terrain_difficulty=terrain_difficulty,
-        terrain_cell_m=terrain_cell_m,
-    )
+    env_cfg = eval_env_config(contract, num_episodes, episode_s, num_threads, model_variant=condition.model_variant,
+                              terrain=terrain, terrain_difficulty=terrain_difficulty, terrain_cell_m=terrain_cell_m)
     env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
     variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
     if variation is not None:
@@ -235,7 +236,7 @@ def evaluate_policy(
             env.push_base(np.arange(n), np.tile([0.0, kick, 0.0], (n, 1)))
         state, touch = env.advance_physics(targets)
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
-        fell = (st["base_height"] < env_cfg.fall_height_m) | (st["projected_gravity_b"][:, 2] > env_cfg.fall_tilt_gz)
+        fell = has_fallen(state, env_cfg)
         judge.update(env.base_position_w()[:, 0], fell)
         judged = judge.running  # neither fallen nor past the finish
         outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
