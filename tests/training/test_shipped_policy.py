@@ -69,10 +69,10 @@ def test_shipped_policy_stands_still_when_told_to():
 
 def test_shipped_policy_crosses_the_rough_course_where_the_plain_trot_falls():
     # surrogait_bringup/policies/README.md, "go2_trot.onnx" (bench/skills.py's cell: crossed 100 %, 0/32 fell;
-    # the plain trot: 47 %, 16/32 fell)
+    # the plain trot: 47 %, 16/32 fell; on the 16 episodes here, 7 fell and 50 % crossed)
     shipped = evaluate_policy(SHIPPED, num_episodes=32, episode_s=12.0, terrain="rough")
-    plain = evaluate_policy(SHIPPED_PLAIN, num_episodes=32, episode_s=12.0, terrain="rough")
-    assert sum(shipped.fell) <= 1 < 8 <= sum(plain.fell), (sum(shipped.fell), sum(plain.fell))
+    plain = evaluate_policy(SHIPPED_PLAIN, num_episodes=16, episode_s=12.0, terrain="rough")
+    assert sum(shipped.fell) <= 1 < 4 <= sum(plain.fell), (sum(shipped.fell), sum(plain.fell))
     assert shipped.crossed_rate >= 0.95 > plain.crossed_rate, (shipped.crossed_rate, plain.crossed_rate)
 
 

@@ -63,12 +63,12 @@ def terrain_segments(quick: bool = False) -> list[Segment]:
 
 def demo_segments(quick: bool = False) -> list[Segment]:
     """Walk 0.5 m/s, turn, walk 1.0 m/s, stop (the issue's script); quick mode shortens each."""
-    d = 3.0 if quick else 6.0
+    d = 2.0 if quick else 6.0  # quick: a second of each scored after report.SETTLE_S (the tests' demo)
     return [
         Segment("walk 0.5 m/s", d, (0.5, 0.0, 0.0)),
         Segment("turn (0.5 m/s, 0.5 rad/s)", d, (0.5, 0.0, 0.5)),
         Segment("walk 1.0 m/s", d, (1.0, 0.0, 0.0)),
-        Segment("stop", 2.0 if quick else 3.0, (0.0, 0.0, 0.0), scored=False),
+        Segment("stop", 1.0 if quick else 3.0, (0.0, 0.0, 0.0), scored=False),
     ]
 
 
