@@ -9,7 +9,7 @@ export PYOPENGL_PLATFORM ?= osmesa
 # PYTHONDONTWRITEBYTECODE, every rehearsal node would compile its imports again at every start.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup demo test test-jazzy lint bench
+.PHONY: setup demo test test-mjx test-jazzy lint bench
 
 setup:
 	@bash scripts/setup.sh
@@ -21,6 +21,11 @@ demo: setup
 # naming test paths runs just those, in one pytest.
 test: setup
 	$(PY) scripts/run_tests.py -q $(PYTEST_ARGS)
+
+# The MJX backend and the device-resident environment (the GPU path, on this CPU): in a target of their own, since
+# their XLA compiles take minutes where JAX's compile cache (~/.cache/surrogait/jax) is cold (scripts/run_tests.py).
+test-mjx: setup
+	$(PY) scripts/run_tests.py --mjx -q $(PYTEST_ARGS)
 
 # The second tested target: ROS 2 Jazzy on Python 3.12, the deployment side (scripts/test_jazzy.sh).
 test-jazzy:

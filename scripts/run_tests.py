@@ -2,6 +2,7 @@
 
     python scripts/run_tests.py [pytest options]          # both halves at once; exit 0 only if both pass
     python scripts/run_tests.py [pytest options] PATH...  # the tests named, in one run
+    python scripts/run_tests.py --mjx [pytest options]    # the files of `make test-mjx`, in one run
 
 The tests that start real processes or open DDS, ROS or UDP (a rehearsal needs the machine's real time, fixed DDS
 domains and UDP ports) run one at a time in one pytest run, in file order, as ever; the pure computations
@@ -46,6 +47,21 @@ NODE_HINTS = re.compile(r"\brclpy\b|\bsocket\b|\bChannelFactory|\bunitree_sdk2py
 BESIDE_REHEARSALS = re.compile(r"^BESIDE_REHEARSALS = \S", re.MULTILINE)
 
 
+# A file whose tests have a target of their own says so (`OWN_TARGET = "why"`) and is in neither half: the MJX
+# backend and the device-resident environment (`make test-mjx`, run by .ci/run), whose XLA compiles take minutes
+# on a machine without JAX's compile cache (a fresh clone's CI: `make test` 665 s with them, 8 min is its budget).
+OWN_TARGET = re.compile(r"^OWN_TARGET = \S", re.MULTILINE)
+
+
+def has_own_target(path: Path) -> bool:
+    return OWN_TARGET.search(path.read_text(errors="replace")) is not None
+
+
+def own_target_files() -> list[str]:
+    """The test files of `make test-mjx`, as paths relative to the repository."""
+    return [str(p.relative_to(ROOT)) for p in sorted(TESTS.rglob("test_*.py")) if has_own_target(p)]
+
+
 def starts_processes(path: Path) -> bool:
     text = path.read_text(errors="replace")
     return WIRE_HINTS.search(text) is not None or (path.parent.name in NODE_TEST_DIRS
@@ -59,7 +75,7 @@ def runs_serially(path: Path) -> bool:
 
 def halves() -> tuple[list[str], list[str]]:
     """(the test files that run serially, the others), as paths relative to the repository."""
-    files = sorted(TESTS.rglob("test_*.py"))
+    files = [p for p in sorted(TESTS.rglob("test_*.py")) if not has_own_target(p)]
     processes = [str(p.relative_to(ROOT)) for p in files if runs_serially(p)]
     others = [str(p.relative_to(ROOT)) for p in files if not runs_serially(p)]
     return processes, others
@@ -67,6 +83,8 @@ def halves() -> tuple[list[str], list[str]]:
 
 def main(argv: list[str]) -> int:
     pytest = [sys.executable, "-m", "pytest"]
+    if "--mjx" in argv:
+        return subprocess.call([*pytest, *[a for a in argv if a != "--mjx"], *own_target_files()], cwd=ROOT)
     if any(not a.startswith("-") and (ROOT / a.split("::")[0]).exists() for a in argv):
         return subprocess.call([*pytest, *argv], cwd=ROOT)  # the tests named: one run
     processes, others = halves()

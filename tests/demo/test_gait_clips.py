@@ -7,6 +7,8 @@ import pytest
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_rehearsal.gait_clips import ClipWindow, gait_windows, recorded_qpos, render_window
 
+BESIDE_REHEARSALS = "it renders recorded arrays offscreen and starts nothing (its text names a rehearsal)"
+
 # The session's clock starts 100 s of system time after the simulator's: sim time t is stamped 1000 + t, and
 # session time s sees the sample stamped 1100 + s.
 SIM_T = np.arange(0.0, 200.0, 0.02)

@@ -45,7 +45,16 @@ def test_the_pure_computations_in_the_node_folders_run_beside_them():
     processes, others = run_tests.halves()
     assert set(PURE) <= set(others), set(PURE) - set(others)
     every_file = list(ROOT.glob("tests/**/test_*.py"))
-    assert not set(processes) & set(others) and len(processes) + len(others) == len(every_file)
+    own = run_tests.own_target_files()
+    assert not set(processes) & set(others) and len(processes) + len(others) + len(own) == len(every_file)
+
+
+def test_the_mjx_backend_s_tests_are_in_neither_half_but_in_make_test_mjx_which_ci_runs():
+    processes, others = run_tests.halves()
+    mjx = {"tests/training/test_mjx_backend.py", "tests/training/test_device_env.py"}
+    assert set(run_tests.own_target_files()) == mjx and not mjx & (set(processes) | set(others))
+    assert "scripts/run_tests.py --mjx" in (ROOT / "Makefile").read_text()
+    assert "make test-mjx" in (ROOT / ".ci" / "run").read_text()
 
 
 def test_a_file_that_starts_processes_but_needs_no_real_time_says_so_and_runs_beside_them():

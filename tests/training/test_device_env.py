@@ -38,6 +38,8 @@ from surrogait_train.physics import vary_model
 from surrogait_train.trainer import Trainer, trainer_from_checkpoint
 from surrogait_train.transfers import TransferCounter
 
+OWN_TARGET = ("make test-mjx: MJX on this CPU as on a GPU; minutes of XLA compiles where JAX's compile cache is "
+              "cold (scripts/run_tests.py)")
 DEVICE = os.environ.get("SURROGAIT_TEST_DEVICE", "cpu")
 ROBOTS = 8
 STEPS = 25  # half a second of control at 50 Hz: every foot touches down and lifts off (the trot's period 0.5 s)

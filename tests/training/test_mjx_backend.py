@@ -30,6 +30,8 @@ from surrogait_train.mjx_physics import MjxPhysics
 from surrogait_train.physics import BatchedPhysics
 from surrogait_train.trainer import Trainer
 
+OWN_TARGET = ("make test-mjx: MJX on this CPU as on a GPU; minutes of XLA compiles where JAX's compile cache is "
+              "cold (scripts/run_tests.py)")
 ROBOTS = 8
 ROLLOUT_STEPS = 50  # 1 s of control at 50 Hz
 
