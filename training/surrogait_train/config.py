@@ -97,6 +97,11 @@ class EnvConfig:
     fall_tilt_gz: float = -0.5  # projected gravity z above this (tilt > 60 deg): a fall
     # A named edit of the robot model (surrogait_train.model_variants), e.g. another contact model; "" = as is.
     model_variant: str = ""
+    # The state estimator's base velocity (body frame) as the observation's last term, `base_lin_vel_b`: the policy
+    # can then see how fast it goes, not only what it was told (a policy without it walks on damped joints at
+    # 0.6 of its command, bench/results/damped_joints.md). Appended, so a run may start from a file without it
+    # (`--init-from`); deployed, the policy node feeds it from the estimator (the contract's `estimator` source).
+    observe_base_lin_vel: bool = False
 
     @property
     def balance_step_gains(self) -> tuple[float, float, float, float]:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from surrogait_core.policy.contract import CommandRanges, PolicyContract
+from surrogait_core.policy.contract import CommandRanges, ObsTerm, PolicyContract
 from surrogait_core.policy.gait import clock_features, leg_phases
 from surrogait_core.policy.locomotion_contract import make_locomotion_contract
 from surrogait_core.policy.observation import ObservationBuilder
@@ -84,6 +84,10 @@ def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
     return ranges
 
 
+# Where a contract asks for the estimator's velocity: its scale and source as the standard observation's first term
+BASE_LIN_VEL_TERM = ObsTerm("base_lin_vel_b", 3, scale=2.0, source="estimator")
+
+
 def make_contract(cfg: EnvConfig) -> PolicyContract:
     spec = load_robot_spec(cfg.robot)
     vx = gait_command_ranges(cfg)  # a multi-gait policy's contract takes the union of its gaits' ranges
@@ -94,7 +98,7 @@ def make_contract(cfg: EnvConfig) -> PolicyContract:
         gait = dataclasses.replace(gait, period_s=cfg.gait_period_s)
     if cfg.gait_swing_height_m > 0:
         gait = dataclasses.replace(gait, swing_height_m=cfg.gait_swing_height_m)
-    return make_locomotion_contract(
+    contract = make_locomotion_contract(
         spec,
         gaits=[gait_by_name(name) for name in cfg.gaits],
         gait=gait,
@@ -104,6 +108,9 @@ def make_contract(cfg: EnvConfig) -> PolicyContract:
         kd=cfg.kd,
         soft_joint_range_fraction=cfg.soft_joint_range_fraction,
     )
+    if cfg.observe_base_lin_vel:
+        contract = dataclasses.replace(contract, observation=(*contract.observation, BASE_LIN_VEL_TERM))
+    return contract
 
 
 class LocomotionEnv:
