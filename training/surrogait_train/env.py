@@ -35,10 +35,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from surrogait_core.policy.contract import CommandRanges, ObsTerm, PolicyContract
+from surrogait_core.policy.contract import CommandRanges, PolicyContract
 from surrogait_core.policy.gait import clock_features, leg_phases
 from surrogait_core.policy.locomotion_contract import make_locomotion_contract
-from surrogait_core.policy.observation import ObservationBuilder
+from surrogait_core.policy.observation import BASE_LIN_VEL_TERM, ObservationBuilder
 from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.terrain import (
     COURSE_END_X,
@@ -83,9 +83,6 @@ def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
                          f"{cfg.gait_lin_vel_x}")
     return ranges
 
-
-# Where a contract asks for the estimator's velocity: its scale and source as the standard observation's first term
-BASE_LIN_VEL_TERM = ObsTerm("base_lin_vel_b", 3, scale=2.0, source="estimator")
 
 
 def make_contract(cfg: EnvConfig) -> PolicyContract:

@@ -29,6 +29,11 @@ KNOWN_TERMS: dict[str, str] = {
 }
 
 
+# The state estimator's base velocity, where a contract asks for it (first in the standard observation; appended by
+# the trainer's env.observe_base_lin_vel)
+BASE_LIN_VEL_TERM = ObsTerm("base_lin_vel_b", 3, scale=2.0, source="estimator")
+
+
 def default_observation_terms(with_base_lin_vel: bool = False, multi_gait: bool = False) -> tuple[ObsTerm, ...]:
     """The standard observation of a surrogait locomotion policy (`multi_gait`: and the gait's parameters)."""
     terms = [
@@ -41,7 +46,7 @@ def default_observation_terms(with_base_lin_vel: bool = False, multi_gait: bool 
         ObsTerm("gait_clock", 8, source="gait_clock"),
     ]
     if with_base_lin_vel:
-        terms.insert(0, ObsTerm("base_lin_vel_b", 3, scale=2.0, source="estimator"))
+        terms.insert(0, BASE_LIN_VEL_TERM)
     if multi_gait:
         terms.append(ObsTerm("gait_params", 6, scale=2.0, source="gait"))
     return tuple(terms)
