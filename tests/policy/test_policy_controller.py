@@ -235,6 +235,26 @@ def test_policy_needing_odometry_walks_only_with_fresh_estimates(tmp_path):
     assert out.state is PolicyState.DAMP and "estimator" in ctrl.fsm.damp_cause
 
 
+
+def test_odometry_the_policy_cannot_use_is_not_taken_and_the_refusal_or_the_damp_says_why(tmp_path):
+    ctrl = controller(write_test_policy(tmp_path / "v.onnx", with_base_lin_vel=True))
+    run(ctrl, 0.0, 0.1)
+    ctrl.request("stand_up", 0.1)
+    run(ctrl, 0.1, 1.2)
+    ctrl.on_base_lin_vel(np.array([np.nan, 0.0, 0.0]), 1.2)
+    refused = ctrl.request("walk", 1.2)
+    assert not refused.accepted and "not finite" in refused.message
+    ctrl.on_base_lin_vel(np.array([500.0, 0.0, 0.0]), 1.2)  # mm/s, say
+    refused = ctrl.request("walk", 1.2)
+    assert not refused.accepted and "beyond 5.0 m/s" in refused.message
+    ctrl.on_base_lin_vel(np.array([0.1, 0.0, 0.0]), 1.2)
+    assert ctrl.request("walk", 1.21).accepted
+    assert run(ctrl, 1.22, 1.26)[-1].state is PolicyState.WALK
+    for t in np.arange(1.26, 1.42, 0.02):  # the estimator diverges: its velocities are no longer taken
+        ctrl.on_base_lin_vel(np.array([np.inf, 0.0, 0.0]), t)
+    out = run(ctrl, 1.4, 1.42)[-1]
+    assert out.state is PolicyState.DAMP and "estimator" in ctrl.fsm.damp_cause and "not finite" in ctrl.fsm.damp_cause
+
 def test_unknown_request_is_an_error(go2_policy_path):
     with pytest.raises(ValueError, match="unknown request"):
         controller(go2_policy_path).request("fly", 0.0)

@@ -32,6 +32,8 @@ from surrogait_core.policy.policy_runner import PolicyRunner
 from surrogait_core.wire.go2_wire import NUM_MOTORS, LowStateView
 
 REQUESTS = ("stand_up", "walk", "stop_walk", "damp", "reset")
+# m/s: no quadruped of these walks faster (the Go2 runs ~4 m/s); an estimated base speed past it is not usable
+MAX_BASE_SPEED_M_S = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +120,7 @@ class PolicyController:
         self._state_time_s = -np.inf
         self._base_lin_vel_b: np.ndarray | None = None
         self._base_lin_vel_time_s = -np.inf
+        self._odom_refused = ""  # why the newest odometry was not taken ("" when it was)
         self._stall_back_s = -np.inf  # when the control loop last came back from a stall of its own
         self._safety_ok: bool | None = None  # None until the safety monitor has spoken
         self._stand_up: StandUpTrajectory | None = None
@@ -153,8 +156,18 @@ class PolicyController:
             self.commands.set_cmd_vel(vx, vy, yaw_rate, now_s)
 
     def on_base_lin_vel(self, base_lin_vel_b: np.ndarray, now_s: float) -> None:
+        """The estimator's base velocity (body frame, m/s). One the policy cannot use (not finite, or faster than a
+        quadruped walks: another unit, a diverged filter) is not taken: the last usable one ages out, and the walk
+        refusal or the damp that follows names why."""
+        v = np.asarray(base_lin_vel_b, dtype=np.float64)
         with self._lock:
-            self._base_lin_vel_b, self._base_lin_vel_time_s = np.asarray(base_lin_vel_b, dtype=np.float64), now_s
+            if not np.all(np.isfinite(v)):
+                self._odom_refused = f"its velocity {v.tolist()} is not finite"
+            elif np.abs(v).max() > MAX_BASE_SPEED_M_S:
+                self._odom_refused = (f"its velocity {np.round(v, 2).tolist()} is beyond {MAX_BASE_SPEED_M_S} m/s "
+                                      "(not m/s, or a diverged estimate)")
+            else:
+                self._base_lin_vel_b, self._base_lin_vel_time_s, self._odom_refused = v, now_s, ""
 
     def on_own_stall(self, gap_s: float, now_s: float) -> None:
         """The control loop did not run for `gap_s` and runs again at `now_s`.
@@ -196,8 +209,8 @@ class PolicyController:
             if self.fsm.state not in DAMPING_STATES and (cause := self.inputs.fault()) is not None:
                 self._damp(f"input {cause}", now_s)
             if self.fsm.state is PolicyState.WALK and self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
-                self._damp(f"no state-estimator odometry for more than {self.config.estimator_timeout_s * 1e3:.0f} ms",
-                           now_s)
+                self._damp(f"no state-estimator odometry for more than {self.config.estimator_timeout_s * 1e3:.0f} ms"
+                           f"{self._odom_why()}", now_s)
             state = self.fsm.update(now_s)
             if state is not self._last_state:
                 self._entered(state, now_s)
@@ -272,6 +285,9 @@ class PolicyController:
         return self._base_lin_vel_b is not None and \
             now_s - max(self._base_lin_vel_time_s, self._stall_back_s) <= self.config.estimator_timeout_s
 
+    def _odom_why(self) -> str:
+        return f"; the newest was not used: {self._odom_refused}" if self._odom_refused else ""
+
     def _gait_phase(self) -> float:
         # The gait clock runs on the robot's clock (LowState tick), not this computer's: on the robot the two
         # agree, and a rehearsal simulator that falls behind real time stays in step with the policy's gait
@@ -308,7 +324,7 @@ class PolicyController:
                 result = Transition(False, refusal)
             elif self.runner.needs_base_lin_vel and not self._odom_fresh(now_s):
                 result = Transition(False, "walk refused: this policy needs the state estimator's odometry, "
-                                           "and none is fresh (is the estimator node running?)")
+                                           f"and none is fresh (is the estimator node running?){self._odom_why()}")
             else:
                 result = self.fsm.walk()
         elif name == "stop_walk":
