@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from surrogait_core import interfaces
+from surrogait_core.runtime.dds_transport import frequent_announcements
 from surrogait_core.wire import go2_wire
 
 CMD_VEL_RATE_HZ = 20.0
@@ -111,8 +112,11 @@ class Operator:
         self.lock = threading.Lock()
         self.reset()
         self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.node = rclpy.create_node(name, context=self.context)
+        # Announcing itself every 0.5 s, not 3 s: a process started after it (the simulator) can miss its one answer
+        # to the newcomer's first announcement and would find it only at the next (dds_transport's docstring).
+        with frequent_announcements():
+            rclpy.init(context=self.context, domain_id=domain_id)
+            self.node = rclpy.create_node(name, context=self.context)
         n = self.node
         n.create_subscription(Odometry, interfaces.SIM_GROUND_TRUTH, self._on_ground_truth, 100)
         n.create_subscription(Odometry, interfaces.ODOM, self._on_odom, 100)
