@@ -201,3 +201,14 @@ def test_the_balance_step_halves_the_sway_and_the_yaw_swing_of_the_pace_referenc
         judged[name] = (result.vy_rmse, result.yaw_rate_rmse)
     assert judged["balance step"][0] < 0.5 * judged["open loop"][0], judged
     assert judged["balance step"][1] < 0.5 * judged["open loop"][1], judged
+
+
+def test_a_higher_stepping_run_starts_from_a_file_with_the_runs_swing_apex_in_its_reference(tmp_path, tiny_overrides,
+                                                                                      capsys):
+    trainer = residual_trainer(tmp_path, tiny_overrides)
+    path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "trot.onnx")
+    high = residual_trainer(tmp_path / "high", tiny_overrides, "env.gait_swing_height_m=0.12")
+    high.init_from(path)  # the same residual on a foot path lifted higher: a stairs stage may start from a trot
+    torch.testing.assert_close(high.actor.net[-1].weight, trainer.actor.net[-1].weight)
+    assert "reference swing apex (0.12 m, the file's 0.08)" in capsys.readouterr().out
+    assert high.actor.reference.describe()["swing_height_m"] == 0.12

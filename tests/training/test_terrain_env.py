@@ -128,3 +128,30 @@ def test_each_foot_is_measured_from_the_ground_under_it():
     np.testing.assert_allclose(offset[:, :2], 0.1, atol=1e-6)
     np.testing.assert_allclose(offset[:, 2:], 0.0, atol=1e-6)
     assert make_env().foot_ground_offset(env._sim_state()) is None, "flat ground: nothing to correct"
+
+
+def test_a_mixed_run_may_deal_its_robots_only_some_course_kinds():
+    env = make_env("env.terrain=mixed", "env.terrain_kinds=[flat,stairs]")
+    env.reset(randomize_episode_start=False)
+    assert [TERRAINS[k] for k in env.terrain_kind] == ["flat", "stairs"] * (env.num_envs // 2)
+    stairs = int(np.flatnonzero(env.terrain_kind == TERRAINS.index("stairs"))[0])
+    expected = make_terrain("stairs", difficulty=TERRAIN_LEVELS[0]).height_at(2.5, 0.1)
+    assert ray_height(env.physics.models[stairs], 2.5) == pytest.approx(expected, abs=1e-3)
+    _, _, _, info = env.step(torch.zeros(env.num_envs, env.action_size))
+    assert set(info["terrain_difficulty"]) == {"flat", "stairs"}
+    with pytest.raises(ValueError, match="env.terrain_kinds: unknown 'ice'"):
+        make_env("env.terrain=mixed", "env.terrain_kinds=[flat,ice]")
+
+
+def test_a_mixed_run_logs_how_far_up_the_curriculum_each_course_is(tmp_path, tiny_overrides):
+    import csv
+
+    from surrogait_train.api import train_and_export
+
+    train_and_export([*tiny_overrides, "env.terrain=mixed", "env.terrain_kinds=[flat,stairs]"], budget_s=0,
+                     out_path=tmp_path / "go2.onnx", run_dir=tmp_path / "run", max_iterations=2)
+    with open(tmp_path / "run" / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2
+    assert float(rows[-1]["terrain_stairs"]) == float(rows[-1]["terrain_flat"]) == TERRAIN_LEVELS[0]
+    assert "terrain_rough" not in rows[-1]

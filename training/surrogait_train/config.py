@@ -69,6 +69,9 @@ class EnvConfig:
     # the easiest), legged_gym's max_init_terrain_level; a fine-tune restarted from a policy file need not
     # climb the curriculum again from the bottom
     terrain_start_level_max: int = 0
+    # "mixed" only: the course kinds (of surrogait_core.terrain.TERRAINS) the robots are dealt in turn; [] = all of
+    # them. A stage for one hard course (stairs) keeps some flat robots: [flat, stairs] is half and half.
+    terrain_kinds: list[str] = dataclasses.field(default_factory=list)
     # m: the height field's grid (surrogait_core.terrain.CELL_M); MuJoCo finds a contact per grid triangle under
     # a foot, so a grid about as fine as the 2 cm feet gives each foot several
     # (bench/investigations/heightfield_contacts.py)

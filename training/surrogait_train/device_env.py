@@ -43,7 +43,14 @@ from surrogait_core.robot_spec import load_robot_spec
 from surrogait_core.terrain import COURSE_END_X, COURSE_WIDTH_M, TERRAINS, X_RANGE, make_terrain, set_terrain_heights
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.devices import env_device, jax_device_name
-from surrogait_train.env import TERRAIN_LEVELS, LocomotionEnv, Transition, gait_command_ranges, make_contract
+from surrogait_train.env import (
+    TERRAIN_LEVELS,
+    LocomotionEnv,
+    Transition,
+    dealt_course_kinds,
+    gait_command_ranges,
+    make_contract,
+)
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.mjx_physics import MjxPhysics
@@ -167,8 +174,8 @@ class DeviceLocomotionEnv:
         self._terrain_levels = torch.tensor(TERRAIN_LEVELS, dtype=torch.float64, device=dev)
         r = self.randomization
         self._noise = [(term, getattr(r, key)) for term, key in NOISE_TERMS if getattr(r, key) > 0] if r else []
-        # robots per course kind (mixed terrain: robot i on kind i mod 4), for the curriculum's per-kind means
-        kinds = np.arange(n) % len(TERRAINS)
+        # robots per course kind (mixed terrain: env.terrain_kinds dealt in turn), for the curriculum's per-kind means
+        kinds = dealt_course_kinds(cfg.terrain_kinds, n)
         self._kinds_present = [(k, name) for k, name in enumerate(TERRAINS) if (kinds == k).any()]
         self._kind_counts = torch.tensor(np.bincount(kinds, minlength=len(TERRAINS)), dtype=torch.float64, device=dev)
 

@@ -73,6 +73,15 @@ Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor, Robot
 TERRAIN_LEVELS = (0.25, 0.5, 0.75, 1.0)  # a mixed-terrain curriculum's difficulties (surrogait_core.terrain)
 
 
+def dealt_course_kinds(kinds: list[str], num_robots: int) -> np.ndarray:
+    """Mixed terrain: each robot's course kind (an index into TERRAINS), `kinds` dealt in turn ([] = all of them)."""
+    kinds = kinds or list(TERRAINS)
+    if unknown := [k for k in kinds if k not in TERRAINS]:
+        raise ValueError(f"env.terrain_kinds: unknown {', '.join(map(repr, unknown))}; expected some of "
+                         f"{', '.join(TERRAINS)}")
+    return np.array([TERRAINS.index(k) for k in kinds])[np.arange(num_robots) % len(kinds)]
+
+
 def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
     """Each gait's commanded forward-speed range (m/s), in `cfg.gaits` order (lin_vel_x where not given)."""
     if not cfg.gaits:
@@ -186,7 +195,7 @@ class LocomotionEnv:
         self.start_phase = np.zeros(n)  # cycles: where each episode's clock starts (EnvConfig.random_start_phase)
         # Mixed terrain: each robot's course kind (index into TERRAINS) and curriculum level (index into
         # TERRAIN_LEVELS), the course its model holds now, and whether it crossed in this episode.
-        self.terrain_kind = np.arange(n) % len(TERRAINS)
+        self.terrain_kind = dealt_course_kinds(cfg.terrain_kinds, n)
         if not 0 <= cfg.terrain_start_level_max < len(TERRAIN_LEVELS):
             raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
                              f"{len(TERRAIN_LEVELS) - 1} (an index into the curriculum's levels {TERRAIN_LEVELS})")

@@ -48,6 +48,8 @@ class IterationStats:
     # RMS over joints of pi(mirror(o)) - mirror(pi(o)) as joint targets, rad: 0 for a left-right symmetric
     # policy; NaN where the robot cannot be mirrored
     mirror_error_rad: float = math.nan
+    # mixed terrain: each course kind's robots' mean curriculum difficulty at the window's end ({} elsewhere)
+    terrain_difficulty: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -211,6 +213,7 @@ class SHAC:
             fall_rate=float(fell_buf.sum()) / (n * h * env.control_dt),
             terms={k: float(sum(step[k] for step in terms_steps) / h) for k in terms_steps[0]},
             mirror_error_rad=mirror_error_rad,
+            terrain_difficulty={k: float(v) for k, v in info.get("terrain_difficulty", {}).items()},
         )
 
     def _mix_zeroth_order(self, actor_loss, obs_buf, noise_buf, rew_buf, done_buf, next_value_buf) -> None:

@@ -183,14 +183,12 @@ class Trainer:
         )
         file_reference = action_reference_of(path)
         run_reference = self.learner.actor.reference.describe() if self.learner.actor.reference is not None else None
-        if _without_balance_step(file_reference) != _without_balance_step(run_reference):
+        if _tunable_part_removed(file_reference) != _tunable_part_removed(run_reference):
             raise PolicyFileMismatch(
                 f"{path}: its actor is {_actor_kind(file_reference)} but this run's is {_actor_kind(run_reference)}; "
                 "set learner.residual_reference (and env.stand_speed_m_s) to match the file"
             )
-        changed = policy.changed_fields
-        if file_reference != run_reference:  # the same reference with other feedback gains: the network's inputs
-            changed = [*changed, "reference balance step"]  # and outputs mean the same, so it fine-tunes
+        changed = [*policy.changed_fields, *_reference_changes(file_reference, run_reference)]
         self.learner.actor.load_state_dict(policy.actor_state)
         note = floor_note(policy.actor_state, self.cfg.learner.obs_norm_min_std)
         if note:
@@ -289,6 +287,7 @@ class Trainer:
                     "gradient_decay": round(stats.gradient_decay, 4),
                     "mirror_error_rad": round(stats.mirror_error_rad, 5),
                     **{f"r_{k}": v for k, v in stats.terms.items()},
+                    **{f"terrain_{k}": v for k, v in stats.terrain_difficulty.items()},
                 }
                 if csv_writer is None:
                     # appended rows keep the file's own columns (a run resumed by a newer trainer may log more;
@@ -319,11 +318,31 @@ class Trainer:
         return stats
 
 
-def _without_balance_step(reference: dict | None) -> dict | None:
-    """A reference's description less its balance step gains (`reference.GaitReference.describe`)."""
+# What a fine-tune may change in the residual's reference: its balance step's feedback gains and its swing apex. The
+# network's inputs and outputs mean the same (a residual on the same clock-driven foot path, raised or shifted), so a
+# trot may start a higher-stepping one for stairs.
+TUNABLE_REFERENCE_KEYS = {*BALANCE_STEP_KEYS, "swing_height_m"}
+
+
+def _tunable_part_removed(reference: dict | None) -> dict | None:
+    """A reference's description less what a fine-tune may change (`reference.GaitReference.describe`)."""
     if reference is None:
         return None
-    return {k: v for k, v in reference.items() if k not in BALANCE_STEP_KEYS}
+    return {k: v for k, v in reference.items() if k not in TUNABLE_REFERENCE_KEYS}
+
+
+def _reference_changes(file_reference: dict | None, run_reference: dict | None) -> list[str]:
+    """What this run changes in the file's reference, in words (the fine-tune's note)."""
+    if file_reference == run_reference:
+        return []
+    file_ref, run_ref = file_reference or {}, run_reference or {}
+    changes = []
+    if file_ref.get("swing_height_m") != run_ref.get("swing_height_m"):
+        changes.append(f"reference swing apex ({run_ref.get('swing_height_m')} m, the file's "
+                       f"{file_ref.get('swing_height_m')})")
+    if any(file_ref.get(k) != run_ref.get(k) for k in BALANCE_STEP_KEYS):
+        changes.append("reference balance step")
+    return changes
 
 
 def _actor_kind(reference: dict | None) -> str:
