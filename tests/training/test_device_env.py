@@ -126,6 +126,9 @@ def test_device_settings_that_cannot_work_together_are_refused(monkeypatch):
         learner_device(load_config(None, ["learner.device=cuda:3"]), same_as_env=False)
     with pytest.raises(ConfigError, match=r"env.mjx_device='gpu'.*leave env.mjx_device empty"):
         DeviceLocomotionEnv(EnvConfig(num_envs=2, backend="mjx", device="cpu", mjx_device="gpu"))
+    with pytest.raises(ConfigError, match=r"env.course_heading_gain.*env.backend=cpu"):
+        DeviceLocomotionEnv(EnvConfig(num_envs=2, backend="mjx", device="cpu", terrain="mixed",
+                                      course_heading_gain=1.0))
 
 
 def test_in_float32_the_robots_move_as_in_the_host_environment_to_single_precision():

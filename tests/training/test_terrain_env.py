@@ -155,3 +155,20 @@ def test_a_mixed_run_logs_how_far_up_the_curriculum_each_course_is(tmp_path, tin
     assert len(rows) == 2
     assert float(rows[-1]["terrain_stairs"]) == float(rows[-1]["terrain_flat"]) == TERRAIN_LEVELS[0]
     assert "terrain_rough" not in rows[-1]
+
+
+def test_robots_on_a_course_are_steered_back_along_it_and_flat_robots_keep_their_commands():
+    env = make_env("env.terrain=mixed", "env.terrain_kinds=[flat,stairs]", "env.course_heading_gain=1.0",
+                   "env.zero_command_prob=0.0", "env.ang_vel_yaw=[-0.5,0.5]")
+    env.reset(randomize_episode_start=False)
+    on_course = env.terrain_kind == TERRAINS.index("stairs")
+    assert np.all(env.commands[torch.as_tensor(on_course), 1].numpy() == 0.0), "no sideways command on a course"
+    drawn_flat = env.commands[torch.as_tensor(~on_course)].clone()
+    # turn every robot 0.3 rad to the left of the course's direction (+x): the course robots are told to turn right
+    qpos = env._mj_state[:, env.physics.layout.qpos]
+    qpos[:, 3:7] = [np.cos(0.15), 0.0, 0.0, np.sin(0.15)]
+    env._mj_state[:] = env.physics.state_from_qpos(qpos, np.zeros((env.num_envs, env.model.nv)))
+    env.step(torch.zeros(env.num_envs, env.action_size))
+    yaw = env.commands[:, 2].numpy()
+    assert np.all(yaw[on_course] < -0.2) and np.all(yaw[on_course] >= -0.5)
+    torch.testing.assert_close(env.commands[torch.as_tensor(~on_course)], drawn_flat)

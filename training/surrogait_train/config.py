@@ -72,6 +72,11 @@ class EnvConfig:
     # "mixed" only: the course kinds (of surrogait_core.terrain.TERRAINS) the robots are dealt in turn; [] = all of
     # them. A stage for one hard course (stairs) keeps some flat robots: [flat, stairs] is half and half.
     terrain_kinds: list[str] = dataclasses.field(default_factory=list)
+    # "mixed" only: robots on a course (not flat ground) are steered along it, legged_gym's heading command: no
+    # sideways command, and a yaw rate of this gain (rad/s per rad) times their heading's error from the course's
+    # direction, within ang_vel_yaw; flat robots keep every command. 0 = courses get the commands as drawn (a robot
+    # told to turn walks off the course's side and never crosses it, so the curriculum cannot raise its level).
+    course_heading_gain: float = 0.0
     # m: the height field's grid (surrogait_core.terrain.CELL_M); MuJoCo finds a contact per grid triangle under
     # a foot, so a grid about as fine as the 2 cm feet gives each foot several
     # (bench/investigations/heightfield_contacts.py)

@@ -103,6 +103,9 @@ class DeviceLocomotionEnv:
             if self.randomization.ground_tilt_deg:
                 raise ConfigError("randomization.ground_tilt_deg: the device-resident environment has level ground "
                                   "only (one gravity for every robot); tilt the ground with env.backend=cpu")
+        if cfg.course_heading_gain:
+            raise ConfigError("env.course_heading_gain: the device-resident environment does not steer robots along "
+                              "their courses yet; use env.backend=cpu")
         self.reward_cfg = reward_cfg or RewardConfig()
         self.spec = load_robot_spec(cfg.robot)
         self.contract = make_contract(cfg)

@@ -206,6 +206,9 @@ class LocomotionEnv:
         self._model_course: list[tuple[int, int] | None] = [None] * n
         self._courses: dict[tuple[int, int], Terrain] = {}
         self.crossed = np.zeros(n, dtype=bool)
+        # robots steered along their course (EnvConfig.course_heading_gain); fixed, as each robot's course kind is
+        on_course = self.terrain_kind != TERRAINS.index("flat")
+        self.steered = self.mixed_terrain & on_course & (cfg.course_heading_gain > 0)
         if self.mixed_terrain:
             self.physics.own_models(n)
         if self.randomization is not None:
@@ -484,6 +487,8 @@ class LocomotionEnv:
         self.episode_step += 1
         if self.mixed_terrain:
             self.crossed |= self.base_position_w()[:, 0] >= COURSE_END_X
+        if self.steered.any():
+            self._steer_along_courses()
         if self.multi_gait:
             self.gait_phase += self.control_dt / self._gait_periods[self.gait_index]
 
@@ -549,8 +554,19 @@ class LocomotionEnv:
         if self.multi_gait:  # each robot's forward speed from its gait's range (bounds and gallops go fast)
             vx = self.gait_vx_ranges[self.gait_index[rows]]
             cmd[:, 0] = self.rng.uniform(vx[:, 0], vx[:, 1])
+        cmd[self.steered[rows], 1] = 0.0  # straight along the course; the yaw rate follows the heading every step
         cmd[self.rng.random(k) < self.cfg.zero_command_prob] = 0.0
         self.commands[torch.as_tensor(rows)] = torch.as_tensor(cmd, dtype=torch.float32)
+
+    def _steer_along_courses(self) -> None:
+        """legged_gym's heading command for the robots on a course: a yaw rate that turns each back to the course's
+        direction (+x), in proportion to its heading error, within the yaw-rate command's range. A robot told to stand
+        still is left standing."""
+        rows = self.steered & (self.commands[:, 0] != 0.0).numpy()
+        w, x, y, z = self._mj_state[rows][:, self.physics.layout.qpos][:, 3:7].T
+        heading = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))  # rad, 0 along the course
+        yaw_rate = np.clip(-self.cfg.course_heading_gain * heading, *self.cfg.ang_vel_yaw)
+        self.commands[torch.as_tensor(rows), 2] = torch.as_tensor(yaw_rate, dtype=torch.float32)
 
     def _reset_rows(self, rows: np.ndarray) -> None:
         k = int(rows.sum())
