@@ -93,7 +93,6 @@ def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
     return ranges
 
 
-
 def make_contract(cfg: EnvConfig) -> PolicyContract:
     spec = load_robot_spec(cfg.robot)
     vx = gait_command_ranges(cfg)  # a multi-gait policy's contract takes the union of its gaits' ranges

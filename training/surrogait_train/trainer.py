@@ -333,8 +333,6 @@ def _tunable_part_removed(reference: dict | None) -> dict | None:
 
 def _reference_changes(file_reference: dict | None, run_reference: dict | None) -> list[str]:
     """What this run changes in the file's reference, in words (the fine-tune's note)."""
-    if file_reference == run_reference:
-        return []
     file_ref, run_ref = file_reference or {}, run_reference or {}
     changes = []
     if file_ref.get("swing_height_m") != run_ref.get("swing_height_m"):
