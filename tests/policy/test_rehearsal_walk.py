@@ -143,11 +143,12 @@ def assert_session_recorded(folder, robot: str, states: list[str], lowcmds_accep
         assert info.channels[topic].count > 0, f"{path}: nothing on {topic}"
     recorded_states = [msg.data for _, _, msg in decoded(path, ["/policy/state"])]
     assert recorded_states == states, "the file holds each policy state the operator saw, in order"
+    session = info.metadata["surrogait_session"]
     commands = info.channels["/rt/lowcmd" if robot == "go2" else "/udp/lowcmd/targets"].count
-    assert commands >= 0.98 * lowcmds_accepted, f"{commands} LowCmds recorded of {lowcmds_accepted} on the wire"
+    assert commands >= 0.98 * lowcmds_accepted, (f"{commands} LowCmds recorded of {lowcmds_accepted} on the wire; "
+                                                 f"the kernel dropped {session['wire_packets_dropped']} packets")
     for _, _, msg in decoded(path, limit=3):  # every channel's schema decodes its messages
         assert msg is not None
-    session = info.metadata["surrogait_session"]
     assert session["robot"] == robot and int(session["messages"]) == sum(c.count for c in info.channels.values())
 
 

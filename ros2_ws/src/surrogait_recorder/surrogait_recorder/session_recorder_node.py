@@ -115,7 +115,7 @@ class SessionRecorder(Node):
                 while (taken := sub.handle.take_message(sub.msg_type, True)) is not None:
                     cdr, info = taken
                     write(topic, cdr, now_ns, info.get("source_timestamp") or None)
-        if isinstance(self._wire, DdsWireTap):
+        if self._wire is not None:
             self._wire.take()
 
     # --- the Go1's wire, decoded into standard messages -----------------------------------------
@@ -155,9 +155,14 @@ class SessionRecorder(Node):
     def stop(self) -> None:
         if isinstance(self._wire, UdpWireTap):
             self._wire.stop()
+            self._wire.take()  # what arrived between the loop's last take and the tap's stop
         p, counts = self.params, self.log.counts
+        dropped = self._wire.dropped if isinstance(self._wire, UdpWireTap) else 0
+        if dropped:
+            self.get_logger().warning(f"session recorder: the kernel dropped {dropped} of the Go1's packets before "
+                                      "the recorder read them (its receive buffer was full: the machine too busy)")
         metadata = {"robot": p.robot, "started_unix_ns": self.started_ns, "ended_unix_ns": time.time_ns(),
-                    "policy_path": p.policy_path, "messages": sum(counts.values()),
+                    "policy_path": p.policy_path, "messages": sum(counts.values()), "wire_packets_dropped": dropped,
                     **{f"count {topic}": n for topic, n in sorted(counts.items())}}
         if p.policy_path and Path(p.policy_path).is_file():
             metadata["policy_sha256"] = hashlib.sha256(Path(p.policy_path).read_bytes()).hexdigest()
