@@ -25,7 +25,12 @@ test: setup
 # The MJX backend and the device-resident environment (the GPU path, on this CPU): in a target of their own, since
 # their XLA compiles take minutes where JAX's compile cache (~/.cache/surrogait/jax) is cold (scripts/run_tests.py).
 test-mjx: setup
-	$(PY) scripts/run_tests.py --mjx -q $(PYTEST_ARGS)
+	$(PY) scripts/run_tests.py --target mjx -q $(PYTEST_ARGS)
+
+# The Gazebo path's rehearsals with the MuJoCo stand-in (its bridge's processes, its walk, its launch files): a
+# target of their own, so `make test` stays inside its 8 minutes (scripts/run_tests.py).
+test-gazebo: setup
+	$(PY) scripts/run_tests.py --target gazebo -q $(PYTEST_ARGS)
 
 # The second tested target: ROS 2 Jazzy on Python 3.12, the deployment side (scripts/test_jazzy.sh).
 test-jazzy:

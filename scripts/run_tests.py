@@ -2,7 +2,7 @@
 
     python scripts/run_tests.py [pytest options]          # both halves at once; exit 0 only if both pass
     python scripts/run_tests.py [pytest options] PATH...  # the tests named, in one run
-    python scripts/run_tests.py --mjx [pytest options]    # the files of `make test-mjx`, in one run
+    python scripts/run_tests.py --target NAME [pytest options]  # the files of `make test-NAME`, in one run
 
 The tests that start real processes or open DDS, ROS or UDP (a rehearsal needs the machine's real time, fixed DDS
 domains and UDP ports) run one at a time in one pytest run, in file order, as ever; the pure computations
@@ -47,19 +47,26 @@ NODE_HINTS = re.compile(r"\brclpy\b|\bsocket\b|\bChannelFactory|\bunitree_sdk2py
 BESIDE_REHEARSALS = re.compile(r"^BESIDE_REHEARSALS = \S", re.MULTILINE)
 
 
-# A file whose tests have a target of their own says so (`OWN_TARGET = "why"`) and is in neither half: the MJX
-# backend and the device-resident environment (`make test-mjx`, run by .ci/run), whose XLA compiles take minutes
-# on a machine without JAX's compile cache (a fresh clone's CI: `make test` 665 s with them, 8 min is its budget).
-OWN_TARGET = re.compile(r"^OWN_TARGET = \S", re.MULTILINE)
+# A file whose tests have a target of their own says so (`OWN_TARGET = "make test-NAME: why"`) and is in neither
+# half; `--target NAME` runs that target's files, and .ci/run runs every such target. `make test-mjx`: the MJX
+# backend and the device-resident environment, whose XLA compiles take minutes on a machine without JAX's compile
+# cache (a fresh clone's CI: `make test` 665 s with them, 8 min is its budget). `make test-gazebo`: the Gazebo
+# path's rehearsals with the MuJoCo stand-in (the bridge's processes, its walk, its launch files), 75 s of
+# real-time sessions that took the serial half to 488 s on a slow day; the Gazebo path is an optional simulator.
+OWN_TARGET = re.compile(r"""^OWN_TARGET = \(?\s*["']make test-([\w-]+):""", re.MULTILINE)
 
 
-def has_own_target(path: Path) -> bool:
-    return OWN_TARGET.search(path.read_text(errors="replace")) is not None
+def own_target(path: Path) -> str | None:
+    """The name of the target a test file belongs to (`make test-NAME`), None for `make test`'s halves."""
+    match = OWN_TARGET.search(path.read_text(errors="replace"))
+    return match.group(1) if match else None
 
 
-def own_target_files() -> list[str]:
-    """The test files of `make test-mjx`, as paths relative to the repository."""
-    return [str(p.relative_to(ROOT)) for p in sorted(TESTS.rglob("test_*.py")) if has_own_target(p)]
+def own_target_files(target: str | None = None) -> list[str]:
+    """The test files of `make test-TARGET` (of every own target where None), as paths relative to the
+    repository."""
+    return [str(p.relative_to(ROOT)) for p in sorted(TESTS.rglob("test_*.py"))
+            if (name := own_target(p)) is not None and target in (None, name)]
 
 
 def starts_processes(path: Path) -> bool:
@@ -75,7 +82,7 @@ def runs_serially(path: Path) -> bool:
 
 def halves() -> tuple[list[str], list[str]]:
     """(the test files that run serially, the others), as paths relative to the repository."""
-    files = [p for p in sorted(TESTS.rglob("test_*.py")) if not has_own_target(p)]
+    files = [p for p in sorted(TESTS.rglob("test_*.py")) if own_target(p) is None]
     processes = [str(p.relative_to(ROOT)) for p in files if runs_serially(p)]
     others = [str(p.relative_to(ROOT)) for p in files if not runs_serially(p)]
     return processes, others
@@ -83,8 +90,14 @@ def halves() -> tuple[list[str], list[str]]:
 
 def main(argv: list[str]) -> int:
     pytest = [sys.executable, "-m", "pytest"]
-    if "--mjx" in argv:
-        return subprocess.call([*pytest, *[a for a in argv if a != "--mjx"], *own_target_files()], cwd=ROOT)
+    if "--target" in argv:
+        at = argv.index("--target")
+        target, rest = argv[at + 1], argv[:at] + argv[at + 2:]
+        files = own_target_files(target)
+        if not files:
+            print(f"run_tests: no test file names `make test-{target}` as its own target", file=sys.stderr)
+            return 2
+        return subprocess.call([*pytest, *rest, *files], cwd=ROOT)
     if any(not a.startswith("-") and (ROOT / a.split("::")[0]).exists() for a in argv):
         return subprocess.call([*pytest, *argv], cwd=ROOT)  # the tests named: one run
     processes, others = halves()

@@ -6,6 +6,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("run_tests", ROOT / "scripts" / "run_tests.py")
 run_tests = importlib.util.module_from_spec(spec)
@@ -33,6 +35,7 @@ BESIDE = (  # they start processes, but need no real time and hold nothing a reh
     "tests/estimator/test_estimator_node_params.py",
     "tests/rehearsal_sim/test_sim_process_params.py",
     "tests/training/test_sweep.py",  # Ray workers killed and restarted
+    "tests/recorder/test_udp_wire_tap.py",  # UDP on an ephemeral port
 )
 
 
@@ -49,12 +52,23 @@ def test_the_pure_computations_in_the_node_folders_run_beside_them():
     assert not set(processes) & set(others) and len(processes) + len(others) + len(own) == len(every_file)
 
 
-def test_the_mjx_backend_s_tests_are_in_neither_half_but_in_make_test_mjx_which_ci_runs():
+GAZEBO = {"tests/launch/test_gazebo_launch.py", *(f"tests/rehearsal_sim/test_gazebo_bridge_{name}.py"
+                                                  for name in ("cdr", "demo", "process", "rate", "walk"))}
+
+
+@pytest.mark.parametrize(("target", "files"), [
+    ("mjx", {"tests/training/test_mjx_backend.py", "tests/training/test_device_env.py"}),
+    ("gazebo", GAZEBO),
+])
+def test_a_target_of_its_own_holds_its_files_in_neither_half_and_ci_runs_it(target, files):
     processes, others = run_tests.halves()
-    mjx = {"tests/training/test_mjx_backend.py", "tests/training/test_device_env.py"}
-    assert set(run_tests.own_target_files()) == mjx and not mjx & (set(processes) | set(others))
-    assert "scripts/run_tests.py --mjx" in (ROOT / "Makefile").read_text()
-    assert "make test-mjx" in (ROOT / ".ci" / "run").read_text()
+    assert set(run_tests.own_target_files(target)) == files and not files & (set(processes) | set(others))
+    assert f"scripts/run_tests.py --target {target}" in (ROOT / "Makefile").read_text()
+    assert f"make test-{target}" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_own_target_is_one_of_the_makefile_s():
+    assert set(run_tests.own_target_files()) == set(run_tests.own_target_files("mjx")) | GAZEBO
 
 
 def test_a_file_that_starts_processes_but_needs_no_real_time_says_so_and_runs_beside_them():

@@ -24,6 +24,8 @@ from surrogait_rehearsal.harness import gazebo as gazebo_rehearsal
 from surrogait_rehearsal.sim.gazebo.bridge_config import PARAMETERS as BRIDGE_PARAMETERS
 from surrogait_rehearsal.sim.gazebo.topics import GazeboTopics, gazebo_joint_name
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 REPO = Path(__file__).resolve().parents[2]
 # ros_gz_bridge's pairings for the types the bridge uses (ros_gz_bridge README, "supported message types").
 ROS_GZ_TYPES = {

@@ -17,6 +17,8 @@ from std_msgs.msg import Float64
 
 from surrogait_rehearsal.sim.gazebo import ros_cdr
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 RNG = np.random.default_rng(7)
 FRAMES = ["", "a", "ab", "abc", "go2/", "base_", "FR_foot", "go2/base", "world/x"]
 STAMPS = [0.0, 1.5, 12.345678901, 1796148018.590150083]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 DEMO = Path(__file__).resolve().parents[2] / "scripts" / "demo.py"
 
 

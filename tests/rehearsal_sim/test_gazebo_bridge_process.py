@@ -23,6 +23,8 @@ from surrogait_rehearsal.harness.processes import ProcessGroup
 from surrogait_rehearsal.harness.session import Session, SessionConfig
 from surrogait_rehearsal.sim.gazebo.bridge_core import logged_stalls_ms
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 SPEC = load_robot_spec("go2")
 pytestmark = pytest.mark.rehearsal
 

@@ -26,6 +26,8 @@ from surrogait_rehearsal.sim.gazebo import ros_cdr
 from surrogait_rehearsal.sim.gazebo.bridge_config import DEFAULT_CONTROL_RATE_HZ
 from surrogait_rehearsal.sim.gazebo.polled_topics import command_qos
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 DOMAIN = 58  # unused elsewhere in tests/
 CYCLES = 300
 TOPIC = "/rate_test/joint{}/cmd_force"

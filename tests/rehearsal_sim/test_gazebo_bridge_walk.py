@@ -54,6 +54,8 @@ from surrogait_rehearsal.harness.session import Session, SessionConfig, walk_tes
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
 from surrogait_rehearsal.sim.gazebo.bridge_config import DEFAULT_CONTROL_RATE_HZ, MIN_CONTROL_RATE_HZ
 
+OWN_TARGET = "make test-gazebo: the Gazebo path's rehearsals, a target of their own (scripts/run_tests.py)"
+
 DOMAIN = 59  # unused elsewhere in tests/
 VX_RMSE_LIMIT = 0.2  # m/s over the walking segments, as the MuJoCo rehearsal (docstring)
 SEGMENTS = walk_test_segments()
