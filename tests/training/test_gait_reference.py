@@ -14,7 +14,7 @@ from surrogait_train.evaluate import command_set, evaluate_policy
 from surrogait_train.export import action_reference_of, export_onnx, parity_error
 from surrogait_train.onnx_init import PolicyFileMismatch
 from surrogait_train.reference import phases_from_clock
-from surrogait_train.rewards import BALANCE_STEP_PITCH_MAX_M, balance_step, gait_reference
+from surrogait_train.rewards import BALANCE_STEP_PITCH_MAX_M, balance_step, gait_reference, swing_path
 from surrogait_train.trainer import Trainer
 
 RESIDUAL = ["learner.residual_reference=true", "env.stand_speed_m_s=0.1"]
@@ -212,3 +212,43 @@ def test_a_higher_stepping_run_starts_from_a_file_with_the_runs_swing_apex_in_it
     torch.testing.assert_close(high.actor.net[-1].weight, trainer.actor.net[-1].weight)
     assert "reference swing apex (0.12 m, the file's 0.08)" in capsys.readouterr().out
     assert high.actor.reference.describe()["swing_height_m"] == 0.12
+
+
+def _share_of_step_clear_of(profile: str, riser_m: float, apex_m: float) -> float:
+    """The share of a swing's forward travel over which the foot's bottom is above `riser_m` (apex `apex_m`)."""
+    s = torch.linspace(0, 1, 10_001)
+    lift, progress = swing_path(s, profile)
+    clear = apex_m * lift > riser_m
+    return float(progress[clear].max() - progress[clear].min())
+
+
+def test_a_foot_lifted_first_clears_a_riser_over_most_of_its_step_where_the_sine_path_clears_it_over_a_third():
+    sine, lifted = _share_of_step_clear_of("sine", 0.10, 0.12), _share_of_step_clear_of("lift_first", 0.10, 0.12)
+    assert 0.35 < sine < 0.40 and 0.68 < lifted < 0.72, (sine, lifted)
+    for profile in ("sine", "lift_first"):  # both leave the ground and land where the step starts and ends
+        lift, progress = swing_path(torch.tensor([0.0, 0.5, 1.0]), profile)
+        torch.testing.assert_close(lift, torch.tensor([0.0, 1.0, 0.0]), atol=1e-6, rtol=0)
+        torch.testing.assert_close(progress, torch.tensor([0.0, 0.5, 1.0]))
+
+
+def test_an_unknown_swing_profile_is_refused_by_name(tmp_path, tiny_overrides):
+    with pytest.raises(ValueError, match="env.gait_swing_profile 'hop'.*sine, lift_first"):
+        residual_trainer(tmp_path, tiny_overrides, "env.gait_swing_profile=hop")
+
+
+def test_a_stairs_run_starts_from_a_trot_file_with_its_feet_lifted_first_and_exports_that_path(tmp_path,
+                                                                                            tiny_overrides, capsys):
+    trainer = residual_trainer(tmp_path, tiny_overrides)
+    path = export_onnx(trainer.actor, trainer.env.contract, tmp_path / "trot.onnx")
+    assert "swing_profile" not in action_reference_of(path), "a sine path is described as files before it were"
+    stairs = residual_trainer(tmp_path / "stairs", tiny_overrides, "env.gait_swing_profile=lift_first")
+    stairs.init_from(path)
+    assert "reference swing path (lift_first, the file's sine)" in capsys.readouterr().out
+    lifted = export_onnx(stairs.actor, stairs.env.contract, tmp_path / "stairs.onnx")
+    assert action_reference_of(lifted)["swing_profile"] == "lift_first"
+    env = stairs.env
+    obs = env.observation(env.state, env.last_action)
+    with torch.no_grad():
+        np.testing.assert_allclose(OnnxPolicy(lifted).act(obs.numpy()), stairs.actor(obs).numpy(), atol=1e-5)
+        # the exported graph steps on the new path: the same networks, other targets than the trot file's
+        assert not np.allclose(OnnxPolicy(lifted).act(obs.numpy()), OnnxPolicy(path).act(obs.numpy()), atol=1e-4)

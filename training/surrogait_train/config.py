@@ -52,6 +52,9 @@ class EnvConfig:
     gait: str = "trot"  # a key of surrogait_train.gaits.GAITS
     gait_period_s: float = 0.0  # 0 = the gait's own period; otherwise overrides it (the contract records it)
     gait_swing_height_m: float = 0.0  # 0 = the gait's own swing apex (m above the ground); else overrides it (one gait)
+    # The swing's foot path (rewards.SWING_PROFILES): "sine" (height apex·sin(pi s), forward at a constant speed) or
+    # "lift_first" (up before forward, forward before down: a blind foot clears a riser over most of its step)
+    gait_swing_profile: str = "sine"
     # A multi-gait policy: the gaits (keys of GAITS) it learns at once, each robot its own, their
     # parameters its inputs; [] = one gait, `gait`. Per gait, its range of commanded forward speed (m/s,
     # `gait_lin_vel_x`, in `gaits` order; [] = lin_vel_x for all), and the chance that a robot switches to

@@ -337,7 +337,7 @@ class DeviceLocomotionEnv:
         """LocomotionEnv.reference_action: the IK of the clock's foot reference one control step ahead (N, 12)."""
         ref_xy, ref_height, _ = gait_reference(
             self._reward_gait(), self.phases(steps_ahead=1), self.commands, self.nominal_feet_b,
-            self.spec.foot_radius_m, self.cfg.stand_speed_m_s,
+            self.spec.foot_radius_m, self.cfg.stand_speed_m_s, swing_profile=self.cfg.gait_swing_profile,
         )  # fmt: skip
         z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
         q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
@@ -536,6 +536,8 @@ class DeviceLocomotionEnv:
         if self.randomization is not None:
             self._push_due_robots()  # a kick during this period: the policy sees its effect, not the kick
         dynamics = self.robot_dynamics() if transition is not None else None
+        if dynamics is not None:  # the surrogate's contact gradient measures from it: prev's feet over prev's ground
+            dynamics.ground_under_feet_m = self.foot_ground_offset(prev)
         sim, touch = self.advance_physics(targets)
         state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step = self.episode_step + 1
@@ -549,7 +551,7 @@ class DeviceLocomotionEnv:
             self.kinematics, self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit,
             self.default_joint_pos, (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s, term_means_on_host=False,
-            balance_step_gains=self.cfg.balance_step_gains,
+            balance_step_gains=self.cfg.balance_step_gains, swing_profile=self.cfg.gait_swing_profile,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:

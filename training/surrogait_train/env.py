@@ -62,7 +62,7 @@ from surrogait_train.randomization import (
     sample_variation,
     validate,
 )
-from surrogait_train.rewards import compute_rewards, gait_reference
+from surrogait_train.rewards import SWING_PROFILES, compute_rewards, gait_reference
 from surrogait_train.state import RobotState, robot_state_from_mujoco
 from surrogait_train.surrogate import RobotDynamics
 
@@ -157,6 +157,9 @@ class LocomotionEnv:
         # course only lays out the height field's grid.
         if cfg.terrain not in ("mixed", *TERRAINS):
             raise ValueError(f"env.terrain {cfg.terrain!r}: expected one of {', '.join(TERRAINS)} or mixed")
+        if cfg.gait_swing_profile not in SWING_PROFILES:
+            raise ValueError(f"env.gait_swing_profile {cfg.gait_swing_profile!r}: expected one of "
+                             f"{', '.join(SWING_PROFILES)}")
         self.mixed_terrain = cfg.terrain == "mixed"
         if cfg.terrain == "flat":
             self.terrain = None
@@ -330,7 +333,7 @@ class LocomotionEnv:
         phases = self.phases(steps_ahead=1)
         ref_xy, ref_height, _ = gait_reference(
             self._reward_gait(), phases, self.commands, self.nominal_feet_b, self.spec.foot_radius_m,
-            self.cfg.stand_speed_m_s,
+            self.cfg.stand_speed_m_s, swing_profile=self.cfg.gait_swing_profile,
         )
         z = self.nominal_feet_b[:, 2] + ref_height - self.spec.foot_radius_m
         q_ref = self.kinematics.inverse(torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1), self.default_joint_pos)
@@ -481,6 +484,8 @@ class LocomotionEnv:
         if self.randomization is not None:
             self._push_due_robots()  # a kick during this period: the policy sees its effect, not the kick
         dynamics = self.robot_dynamics() if transition is not None else None
+        if dynamics is not None:  # the surrogate's contact gradient measures from it: prev's feet over prev's ground
+            dynamics.ground_under_feet_m = self.foot_ground_offset(prev)
         sim, touch = self.advance_physics(targets.detach().double().numpy())
         state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step += 1
@@ -497,7 +502,7 @@ class LocomotionEnv:
             self.nominal_feet_b, self.spec.foot_radius_m, self.kp, self.kd, self.torque_limit, self.default_joint_pos,
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s,
-            balance_step_gains=self.cfg.balance_step_gains,
+            balance_step_gains=self.cfg.balance_step_gains, swing_profile=self.cfg.gait_swing_profile,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:

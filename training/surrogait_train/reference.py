@@ -26,7 +26,7 @@ from torch import nn
 from surrogait_core.policy.contract import PolicyContract
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
-from surrogait_train.rewards import balance_step, gait_reference
+from surrogait_train.rewards import balance_step, gait_reference, swing_path
 
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
 BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s",
@@ -59,6 +59,7 @@ class GaitReference(nn.Module):
         foot_radius_m: float,
         stand_speed_m_s: float = 0.0,
         balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+        swing_profile: str = "sine",
     ):
         super().__init__()
         gaits = contract.gaits or (contract.gait,)
@@ -70,6 +71,8 @@ class GaitReference(nn.Module):
         self.foot_radius_m = float(foot_radius_m)
         self.stand_speed_m_s = float(stand_speed_m_s)
         self.balance_step_gains = tuple(float(gain) for gain in balance_step_gains)
+        swing_path(torch.zeros(1), swing_profile)  # an unknown profile is refused here, not at the first step
+        self.swing_profile = swing_profile
         self.clock = observation_slice(contract, "gait_clock")
         self.command = observation_slice(contract, "command")
         self.gait_params = observation_slice(contract, "gait_params") if contract.gaits else None
@@ -94,6 +97,8 @@ class GaitReference(nn.Module):
             described.update({k: gains[k] for k in BALANCE_STEP_KEYS[:3]})
         if gains.get("balance_step_pitch_m"):
             described["balance_step_pitch_m"] = gains["balance_step_pitch_m"]
+        if self.swing_profile != "sine":  # files made before the profile existed stepped on the sine
+            described["swing_profile"] = self.swing_profile
         return described
 
     def _term(self, obs: torch.Tensor, where: tuple[int, int, float]) -> torch.Tensor:
@@ -122,7 +127,7 @@ class GaitReference(nn.Module):
             shift = (balance_step(self._term(obs, self.gravity), self._term(obs, self.ang_vel), command,
                                   self.nominal_feet_b, self.balance_step_gains) if feedback else None)
             ref_xy, ref_height, _ = gait_reference(gait, phases, command, self.nominal_feet_b, self.foot_radius_m,
-                                                   self.stand_speed_m_s, shift)
+                                                   self.stand_speed_m_s, shift, self.swing_profile)
             z = self.nominal_feet_b[:, 2] + ref_height - self.foot_radius_m
             feet = torch.cat([ref_xy, z.unsqueeze(-1)], dim=-1)
             joint_pos = self.kinematics.inverse(feet, self.default_joint_pos)

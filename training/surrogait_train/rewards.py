@@ -87,20 +87,39 @@ def balance_step(
     return shift
 
 
+def swing_path(s_swing: torch.Tensor, profile: str = "sine") -> tuple[torch.Tensor, torch.Tensor]:
+    """(lift in [0, 1] of the apex, forward progress in [0, 1] of the step) at swing progress `s_swing`.
+
+    "sine": lift sin(pi s), progress s. "lift_first": lift sqrt(sin(pi s)), progress smoothstep(s) = 3s^2 - 2s^3.
+    Why: a blind foot meets a riser anywhere along its step. On the sine path a foot is above 0.83 of its apex
+    over the middle 37 % of the step's length; lifted first, over the middle 70 %: a 12 cm apex clears a 10 cm
+    riser about twice as often, and the foot comes down more steeply onto the tread."""
+    if profile == "sine":
+        return torch.sin(torch.pi * s_swing), s_swing
+    if profile == "lift_first":
+        return torch.sin(torch.pi * s_swing).clamp(min=0.0).sqrt(), s_swing * s_swing * (3.0 - 2.0 * s_swing)
+    raise ValueError(f"unknown swing profile {profile!r}; choose one of {', '.join(SWING_PROFILES)}")
+
+
+SWING_PROFILES = ("sine", "lift_first")
+
+
 def gait_reference(
     gait: GaitSpec | GaitBatch, phases: torch.Tensor, command: torch.Tensor, nominal_feet_b: torch.Tensor,
     foot_radius_m: float, stand_speed_m_s: float = 0.0, balance_shift_m: torch.Tensor | None = None,
+    swing_profile: str = "sine",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Reference foot xy (N, 4, 2), height above floor (N, 4) and stance mask (N, 4) for the clock phases
     (one gait for every robot, or each robot's own: `GaitBatch`); with `stand_speed_m_s` the swing shrinks to
     standing at a zero command (`stepping_amplitude`); `balance_shift_m` (N, 4, 2) moves the feet
-    (`balance_step`)."""
+    (`balance_step`); `swing_profile` shapes the swing's path (`swing_path`)."""
     d = gait.duty_factor
     stance = phases < d
     s_stance = (phases / d).clamp(0, 1)
     s_swing = ((phases - d) / (1 - d)).clamp(0, 1)
+    lift, progress = swing_path(s_swing, swing_profile)
     apex = gait.swing_height_m * stepping_amplitude(command, nominal_feet_b, stand_speed_m_s)
-    height = foot_radius_m + torch.where(stance, torch.zeros_like(phases), apex * torch.sin(torch.pi * s_swing))
+    height = foot_radius_m + torch.where(stance, torch.zeros_like(phases), apex * lift)
     # planar velocity each foot must travel at in stance: v_cmd + w_cmd x p_nominal
     px, py = nominal_feet_b[:, 0], nominal_feet_b[:, 1]
     vx = command[:, 0:1] - command[:, 2:3] * py
@@ -109,7 +128,7 @@ def gait_reference(
     if isinstance(stance_time, torch.Tensor):
         stance_time = stance_time.unsqueeze(-1)
     half_step = 0.5 * stance_time * torch.stack([vx, vy], dim=-1)  # (N, 4, 2)
-    ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * s_swing).unsqueeze(-1)
+    ramp = torch.where(stance, 1 - 2 * s_stance, -1 + 2 * progress).unsqueeze(-1)
     xy = nominal_feet_b[:, :2] + ramp * half_step
     if balance_shift_m is not None:
         xy = xy + balance_shift_m
@@ -143,6 +162,7 @@ def compute_rewards(
     stand_speed_m_s: float = 0.0,
     term_means_on_host: bool = True,
     balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+    swing_profile: str = "sine",
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
     `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
@@ -159,7 +179,7 @@ def compute_rewards(
     # the reference the residual actor steps to, its balance step included (`reference.GaitReference`)
     shift = balance_step(g, w, command, nominal_feet_b, balance_step_gains) if any(balance_step_gains) else None
     ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
-                                                stand_speed_m_s, shift)
+                                                stand_speed_m_s, shift, swing_profile)
     if cfg.joint_ref != 0.0:
         ref_feet = torch.cat([ref_xy, (nominal_feet_b[:, 2] + ref_height - foot_radius_m).unsqueeze(-1)], dim=-1)
         joint_ref = kinematics.inverse(ref_feet, default_joint_pos)

@@ -89,6 +89,10 @@ class RobotDynamics:
     # (N, 1) the leg joints' viscous damping (N m s/rad) and dry friction (N m), where randomised; None: left out
     joint_damping: torch.Tensor | None = None
     joint_friction_loss: torch.Tensor | None = None
+    # (N, 4) m: the ground under each foot minus the ground under the base, along gravity (the environment's
+    # `foot_ground_offset` before the step); None on level ground. The contact gradient measures each foot's
+    # clearance from the ground under it: on stairs a foot on the next tread is otherwise a riser high in the air.
+    ground_under_feet_m: torch.Tensor | None = None
 
 
 class Surrogate(torch.nn.Module):
@@ -135,7 +139,8 @@ class Surrogate(torch.nn.Module):
         q, dq = self._joint_pd(prev.joint_pos, prev.joint_vel, joint_targets, kp, kd, dynamics)
         contact = (touch / self.cfg.contact_threshold_n).clamp(0, 1).detach()
         if self.cfg.contact_gradient_width_m > 0:
-            contact = contact + self._contact_gradient(prev, q)
+            ground = None if dynamics is None else dynamics.ground_under_feet_m
+            contact = contact + self._contact_gradient(prev, q, ground)
         if self.cfg.variant == "joint":
             v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
         elif self.cfg.variant in ("noslip", "gauss"):
@@ -148,12 +153,17 @@ class Surrogate(torch.nn.Module):
         h = prev.base_height - self.dt * (prev.projected_gravity_b * v).sum(-1)
         return RobotState(q, dq, v, w, g, h)
 
-    def _contact_gradient(self, prev: RobotState, q: torch.Tensor) -> torch.Tensor:
+    def _contact_gradient(
+        self, prev: RobotState, q: torch.Tensor, ground_under_feet_m: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Zero in value, the gradient of a smooth contact weight in each foot's height above the ground (N, 4):
-        a logistic step that is 1/2 at `contact_gradient_width_m` of clearance and ~0.9 at rest on the ground."""
+        a logistic step that is 1/2 at `contact_gradient_width_m` of clearance and ~0.9 at rest on the ground.
+        The ground is the one under each foot where `ground_under_feet_m` gives it, else the one under the base."""
         feet_b = self.kinematics(q)[0]
         up = -prev.projected_gravity_b.unsqueeze(1)
         clearance = prev.base_height.unsqueeze(-1) + (feet_b * up).sum(-1) - self.foot_radius_m
+        if ground_under_feet_m is not None:
+            clearance = clearance - ground_under_feet_m
         width = self.cfg.contact_gradient_width_m
         smooth = torch.sigmoid((width - clearance) * (2.2 / width))
         return smooth - smooth.detach()

@@ -318,10 +318,10 @@ class Trainer:
         return stats
 
 
-# What a fine-tune may change in the residual's reference: its balance step's feedback gains and its swing apex. The
-# network's inputs and outputs mean the same (a residual on the same clock-driven foot path, raised or shifted), so a
-# trot may start a higher-stepping one for stairs.
-TUNABLE_REFERENCE_KEYS = {*BALANCE_STEP_KEYS, "swing_height_m"}
+# What a fine-tune may change in the residual's reference: its balance step's feedback gains, its swing apex and
+# path. The network's inputs and outputs mean the same (a residual on the same clock-driven steps, raised, reshaped
+# or shifted), so a trot may start a higher-stepping one for stairs.
+TUNABLE_REFERENCE_KEYS = {*BALANCE_STEP_KEYS, "swing_height_m", "swing_profile"}
 
 
 def _tunable_part_removed(reference: dict | None) -> dict | None:
@@ -338,6 +338,9 @@ def _reference_changes(file_reference: dict | None, run_reference: dict | None) 
     if file_ref.get("swing_height_m") != run_ref.get("swing_height_m"):
         changes.append(f"reference swing apex ({run_ref.get('swing_height_m')} m, the file's "
                        f"{file_ref.get('swing_height_m')})")
+    if file_ref.get("swing_profile", "sine") != run_ref.get("swing_profile", "sine"):
+        changes.append(f"reference swing path ({run_ref.get('swing_profile', 'sine')}, the file's "
+                       f"{file_ref.get('swing_profile', 'sine')})")
     if any(file_ref.get(k) != run_ref.get(k) for k in BALANCE_STEP_KEYS):
         changes.append("reference balance step")
     return changes
