@@ -26,12 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_core.policy.onnx_policy import OnnxPolicy  # noqa: E402
-from surrogait_core.policy.policy_runner import PolicyRunner  # noqa: E402
 from surrogait_core.wire.motor_driver_law import pd_torque  # noqa: E402
 from surrogait_train.conditions import EvalCondition  # noqa: E402
-from surrogait_train.env import LocomotionEnv  # noqa: E402
-from surrogait_train.evaluate import EVAL_SEED, command_set, eval_env_config, has_fallen  # noqa: E402
+from surrogait_train.evaluate import PolicyRollout, command_set  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 EPISODE_S = 10.0
@@ -42,31 +39,19 @@ FAST_VX = 0.8  # m/s: "at speed"
 
 
 def walk(path: str, episodes: int, damping: float | None, friction_loss: float | None) -> dict:
-    policy = OnnxPolicy(path)
-    c = policy.contract
-    env = LocomotionEnv(eval_env_config(c, episodes, EPISODE_S), seed=EVAL_SEED)
     condition = EvalCondition("damped", joint_damping=damping, joint_friction_loss=friction_loss)
-    variation = condition.variation(episodes, env.foot_friction(), env.cfg.physics_dt_s)
-    if variation is not None:
-        env.set_variation(variation)
-    runner = PolicyRunner(policy)
-    runner.reset(num_robots=episodes)
-    env.reset(seed=EVAL_SEED, randomize_episode_start=False)
+    rollout = PolicyRollout(path, episodes, EPISODE_S, num_threads=1, condition=condition)
+    c = rollout.contract
     cmds = command_set(episodes, vx=(0.3, 1.0), vy=(0, 0), yaw=(0, 0))
-    limit = np.asarray(env.spec.joint_torque_limit)
+    limit = np.asarray(rollout.env.spec.joint_torque_limit)
     thigh, calf = np.arange(1, 12, 3), np.arange(2, 12, 3)  # SDK order: hip, thigh, calf per leg
     fell = np.zeros(episodes, bool)
     share, share_fast, lag_thigh, lag_calf, torque = [], [], [], [], []
-    state = env.state
-    for t in range(int(round(EPISODE_S / c.control_dt_s))):
-        terms = runner.terms(state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
-                             state.joint_vel.numpy(), cmds, np.full(episodes, t * c.control_dt_s),
-                             state.base_lin_vel_b.numpy())
-        targets = runner.act(terms).joint_targets
-        q, qd = state.joint_pos.numpy(), state.joint_vel.numpy()
+    for step in rollout.steps(cmds):
+        t, targets, state = step.t, step.joint_targets, step.state
+        q, qd = step.before.joint_pos.numpy(), step.before.joint_vel.numpy()
         tau = pd_torque(np.asarray(c.kp), np.asarray(c.kd), targets, q, qd, torque_limit=limit)
-        state, _ = env.advance_physics(targets)
-        fell |= has_fallen(state, env.cfg)
+        fell |= step.fell
         ok = ~fell
         if t * c.control_dt_s < SETTLE_S or not ok.any():
             continue
@@ -76,7 +61,7 @@ def walk(path: str, episodes: int, damping: float | None, friction_loss: float |
         lag_thigh += list((targets[ok][:, thigh] - q[ok][:, thigh]).ravel())
         lag_calf += list((targets[ok][:, calf] - q[ok][:, calf]).ravel())
         torque += list((np.abs(tau[ok]) / limit).ravel())
-    env.close()
+    rollout.close()
     torque = np.asarray(torque)
     rms = lambda x: round(float(np.sqrt(np.mean(np.square(x)))), 3)  # noqa: E731
     return {"policy": path, "joint_damping": damping, "joint_friction_loss": friction_loss, "falls": int(fell.sum()),

@@ -25,44 +25,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_
 from machine_info import describe_machine  # noqa: E402
 from slope_falls import TOP_X  # noqa: E402
 
-from surrogait_core.policy.onnx_policy import OnnxPolicy  # noqa: E402
-from surrogait_core.policy.policy_runner import PolicyRunner  # noqa: E402
 from surrogait_core.terrain import COURSE_START_X  # noqa: E402
 from surrogait_core.wire.motor_driver_law import pd_torque  # noqa: E402
-from surrogait_train.env import LocomotionEnv  # noqa: E402
-from surrogait_train.evaluate import (  # noqa: E402
-    CROSSED_X,
-    EVAL_SEED,
-    TERRAIN_EVAL_VX,
-    command_set,
-    eval_env_config,
-    has_fallen,
-)
+from surrogait_train.evaluate import CROSSED_X, TERRAIN_EVAL_VX, PolicyRollout, command_set  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 EPISODE_S = 12.0
 
 
 def climb(path: str, episodes: int) -> dict:
-    policy = OnnxPolicy(path)
-    c = policy.contract
-    env = LocomotionEnv(eval_env_config(c, episodes, EPISODE_S, terrain="slope"), seed=EVAL_SEED)
-    runner = PolicyRunner(policy)
-    runner.reset(num_robots=episodes)
-    env.reset(seed=EVAL_SEED, randomize_episode_start=False)
+    rollout = PolicyRollout(path, episodes, EPISODE_S, num_threads=1, terrain="slope")
+    c, env = rollout.contract, rollout.env
     cmds = command_set(episodes, vx=TERRAIN_EVAL_VX, vy=(0, 0), yaw=(0, 0))
     limit = np.asarray(env.spec.joint_torque_limit)
     running, fell, crossed = np.ones(episodes, bool), np.zeros(episodes, bool), np.zeros(episodes, bool)
     speed_share, yaw_rate, heading, torque = [], [], [], []
-    state = env.state
-    for t in range(int(round(EPISODE_S / c.control_dt_s))):
-        terms = runner.terms(state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
-                             state.joint_vel.numpy(), cmds, np.full(episodes, t * c.control_dt_s),
-                             state.base_lin_vel_b.numpy())
-        targets = runner.act(terms).joint_targets
-        state, _ = env.advance_physics(targets)
+    for step in rollout.steps(cmds):
+        targets, state, now_fell = step.joint_targets, step.state, step.fell
         pos = env.base_position_w()
-        now_fell = has_fallen(state, env.cfg)
         fell |= running & now_fell
         crossed |= running & ~now_fell & (pos[:, 0] >= CROSSED_X)
         running &= ~now_fell & (pos[:, 0] < CROSSED_X)
@@ -76,7 +56,7 @@ def climb(path: str, episodes: int) -> dict:
             yaw_rate += list(np.abs(state.base_ang_vel_b.numpy()[up, 2]))
             heading += list(np.degrees(np.abs(yaw)))
             torque += list(np.abs(tau / limit).max(-1))
-    env.close()
+    rollout.close()
     row = {"policy": path, "crossed": round(float(crossed.mean()), 3), "falls": int(fell.sum()),
            "ramp_steps": len(heading)}
     if not heading:  # no robot got every foot onto the ramp (a policy that stops at its foot)

@@ -26,18 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: machine_info
 from machine_info import describe_machine  # noqa: E402
 
-from surrogait_core.policy.onnx_policy import OnnxPolicy  # noqa: E402
-from surrogait_core.policy.policy_runner import PolicyRunner  # noqa: E402
 from surrogait_core.terrain import COURSE_END_X, COURSE_START_X, STEP_DEPTH_M, STEP_HEIGHT_M  # noqa: E402
-from surrogait_train.env import LocomotionEnv  # noqa: E402
-from surrogait_train.evaluate import (  # noqa: E402
-    CROSSED_X,
-    EVAL_SEED,
-    TERRAIN_EVAL_VX,
-    command_set,
-    eval_env_config,
-    has_fallen,
-)
+from surrogait_train.evaluate import CROSSED_X, TERRAIN_EVAL_VX, PolicyRollout, command_set  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 EPISODE_S = 12.0  # bench/skills.py's course episodes
@@ -52,34 +42,25 @@ def where(x: float) -> str:
 
 
 def walk(path: str, episodes: int, riser_m: float) -> dict:
-    policy = OnnxPolicy(path)
-    c = policy.contract
-    cfg = eval_env_config(c, episodes, EPISODE_S, terrain="stairs", terrain_difficulty=riser_m / STEP_HEIGHT_M)
-    env = LocomotionEnv(cfg, seed=EVAL_SEED)
-    runner = PolicyRunner(policy)
-    runner.reset(num_robots=episodes)
-    env.reset(seed=EVAL_SEED, randomize_episode_start=False)
+    rollout = PolicyRollout(path, episodes, EPISODE_S, num_threads=1, terrain="stairs",
+                            terrain_difficulty=riser_m / STEP_HEIGHT_M)
     cmds = command_set(episodes, vx=TERRAIN_EVAL_VX, vy=(0, 0), yaw=(0, 0))
     fell, crossed = np.zeros(episodes, bool), np.zeros(episodes, bool)
     fall_x, fall_pitch, fall_sideways = np.full(episodes, np.nan), np.full(episodes, np.nan), np.zeros(episodes, bool)
     furthest_x = np.zeros(episodes)
-    state = env.state
-    for t in range(int(round(EPISODE_S / c.control_dt_s))):
-        terms = runner.terms(state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
-                             state.joint_vel.numpy(), cmds, np.full(episodes, t * c.control_dt_s),
-                             state.base_lin_vel_b.numpy())
-        state, _ = env.advance_physics(runner.act(terms).joint_targets)
+    for step in rollout.steps(cmds):
+        state = step.state
         running = ~fell & ~crossed
-        x = env.base_position_w()[:, 0]
+        x = rollout.env.base_position_w()[:, 0]
         furthest_x = np.where(running, np.maximum(furthest_x, x), furthest_x)
-        new = running & has_fallen(state, env.cfg)
+        new = running & step.fell
         g = state.projected_gravity_b.numpy()
         fall_x[new] = x[new]
         fall_pitch[new] = np.degrees(np.arcsin(np.clip(-g[new, 0], -1, 1)))  # nose up: gravity towards the tail
         fall_sideways[new] = np.abs(g[new, 1]) > np.abs(g[new, 0])
         fell |= new
         crossed |= ~fell & (x >= CROSSED_X)
-    env.close()
+    rollout.close()
     outcome = ["crossed" if crossed[i] else where(fall_x[i]) if fell[i] else "stopped" for i in range(episodes)]
     stopped = ~fell & ~crossed
     falls = fell.nonzero()[0]

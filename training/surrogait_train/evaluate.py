@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,7 @@ from surrogait_train.conditions import NOMINAL, EvalCondition
 from surrogait_train.config import EnvConfig
 from surrogait_train.gait_pattern import LEG_PAIRS, gait_match
 from surrogait_train.gaits import GAITS
+from surrogait_train.state import RobotState
 
 WALK_VX_RMSE = 0.15
 WALK_YAW_RMSE = 0.2
@@ -164,6 +166,75 @@ def has_fallen(state, env_cfg: EnvConfig) -> np.ndarray:
         state.projected_gravity_b.numpy()[:, 2] > env_cfg.fall_tilt_gz)
 
 
+@dataclasses.dataclass(frozen=True)
+class RolloutStep:
+    """One control period of a `PolicyRollout`."""
+
+    t: int  # control periods before this one
+    commands: np.ndarray  # (N, 3) vx, vy (m/s), yaw rate (rad/s): what the policy was told this period
+    joint_targets: np.ndarray  # (N, 12) rad, SDK order: what it answered
+    before: RobotState  # the state it answered
+    state: RobotState  # the state after the period (the base height over the ground under the base)
+    touch: torch.Tensor  # (N, 4) N: the feet's touch sensors
+    fell: np.ndarray  # (N,) the environment's fall rule on `state`
+
+
+class PolicyRollout:
+    """A policy file walking a batch of robots the way the robot runs it: the deployment's PolicyRunner (the
+    contract's observation, onnxruntime, its clip and soft joint range) stepping MuJoCo one control period at a
+    time, under an evaluation condition, in one of its gaits, on a course. `steps(commands)` yields each period;
+    the eval (`evaluate_policy`) and the investigations in bench/ judge what it yields."""
+
+    def __init__(self, onnx_path: Path | str, num_robots: int, episode_s: float, *, seed: int = EVAL_SEED,
+                 num_threads: int = 2, condition: EvalCondition = NOMINAL, gait: str | None = None,
+                 terrain: str = "flat", terrain_difficulty: float = 1.0, terrain_cell_m: float = CELL_M):
+        from surrogait_train.env import LocomotionEnv
+
+        self.policy = OnnxPolicy(onnx_path)
+        self.contract = self.policy.contract
+        self.condition = condition
+        self.env_cfg = eval_env_config(self.contract, num_robots, episode_s, num_threads,
+                                       model_variant=condition.model_variant, terrain=terrain,
+                                       terrain_difficulty=terrain_difficulty, terrain_cell_m=terrain_cell_m)
+        self.env = LocomotionEnv(self.env_cfg, seed=seed)  # only its physics, resets and state are used
+        variation = condition.variation(num_robots, self.env.foot_friction(), self.env_cfg.physics_dt_s)
+        if variation is not None:
+            self.env.set_variation(variation)
+        gains = self.env.robot_dynamics()  # each robot's gains as its physics has them (the condition's motors)
+        self.kp, self.kd = gains.kp.double().numpy(), gains.kd.double().numpy()
+        self.runner = PolicyRunner(self.policy)  # the deployment path, on a batch of robots
+        self.runner.reset(num_robots=num_robots)
+        if gait is not None:
+            try:
+                self.runner.set_gait(gait)
+            except KeyError as e:
+                raise UnknownGaitError(f"{onnx_path}: {e.args[0]}") from None
+        self.env.reset(seed=seed, randomize_episode_start=False)
+        self.num_robots = num_robots
+        self.num_steps = int(round(episode_s / self.contract.control_dt_s))
+
+    def steps(self, commands: np.ndarray) -> Iterator[RolloutStep]:
+        """Every control period of the episode, `commands` (N, 3) as the condition changes them over time."""
+        dt, n = self.contract.control_dt_s, self.num_robots
+        state = self.env.state
+        for t in range(self.num_steps):
+            cmds_t = self.condition.commands_at(commands, t * dt)
+            terms = self.runner.terms(
+                state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
+                state.joint_vel.numpy(), cmds_t, np.full(n, t * dt), state.base_lin_vel_b.numpy(),
+            )  # fmt: skip
+            targets = self.runner.act(terms).joint_targets
+            kick = self.condition.push_at_step(t, dt)
+            if kick:
+                self.env.push_base(np.arange(n), np.tile([0.0, kick, 0.0], (n, 1)))
+            before = state
+            state, touch = self.env.advance_physics(targets)
+            yield RolloutStep(t, cmds_t, targets, before, state, touch, has_fallen(state, self.env_cfg))
+
+    def close(self) -> None:
+        self.env.close()
+
+
 def evaluate_policy(
     onnx_path: Path | str,
     num_episodes: int = 32,
@@ -183,26 +254,10 @@ def evaluate_policy(
     straight ahead (vy and yaw rate 0, vx from TERRAIN_EVAL_VX or the gait's); `crossed_rate` is the share
     of robots whose base passed the course's end standing. `terrain_difficulty` and `terrain_cell_m`: the
     course's level and height-field grid (surrogait_core.terrain.make_terrain)."""
-    from surrogait_train.env import LocomotionEnv
-
-    policy = OnnxPolicy(onnx_path)
-    contract = policy.contract
-    env_cfg = eval_env_config(contract, num_episodes, episode_s, num_threads, model_variant=condition.model_variant,
-                              terrain=terrain, terrain_difficulty=terrain_difficulty, terrain_cell_m=terrain_cell_m)
-    env = LocomotionEnv(env_cfg, seed=seed)  # only its physics, resets and state are used
-    variation = condition.variation(num_episodes, env.foot_friction(), env_cfg.physics_dt_s)
-    if variation is not None:
-        env.set_variation(variation)
-    gains = env.robot_dynamics()  # each robot's gains as its physics has them (the condition's motor strength)
-    kp, kd = gains.kp.double().numpy(), gains.kd.double().numpy()
-    runner = PolicyRunner(policy)  # the deployment path, on a batch of robots
-    runner.reset(num_robots=num_episodes)
-    if gait is not None:
-        try:
-            runner.set_gait(gait)
-        except KeyError as e:
-            raise UnknownGaitError(f"{onnx_path}: {e.args[0]}") from None
-    env.reset(seed=seed, randomize_episode_start=False)
+    rollout = PolicyRollout(onnx_path, num_episodes, episode_s, seed=seed, num_threads=num_threads,
+                            condition=condition, gait=gait, terrain=terrain, terrain_difficulty=terrain_difficulty,
+                            terrain_cell_m=terrain_cell_m)
+    contract, env, runner = rollout.contract, rollout.env, rollout.runner
     if commands is not None:
         cmds = np.asarray(commands, dtype=np.float64)
     elif terrain != "flat":
@@ -211,7 +266,7 @@ def evaluate_policy(
         cmds = command_set(num_episodes, vx=GAIT_EVAL_VX.get(runner.gait.name, DEFAULT_EVAL_VX))
     judge = CourseJudge(num_episodes, None if terrain == "flat" else CROSSED_X)
     n = num_episodes
-    steps = int(round(episode_s / contract.control_dt_s))
+    steps = rollout.num_steps
     settle = int(round(settle_s / contract.control_dt_s))
     errors = np.zeros((steps, n, 3))
     valid = np.zeros((steps, n), dtype=bool)
@@ -223,26 +278,16 @@ def evaluate_policy(
     judged_steps = 0
     soft_lower, soft_upper = runner.soft_joint_pos_lower, runner.soft_joint_pos_upper
     excess = np.zeros(contract.action_size)  # per joint, over judged robots and all steps
-    state = env.state
-    for t in range(steps):
-        cmds_t = condition.commands_at(cmds, t * contract.control_dt_s)
-        terms = runner.terms(
-            state.base_ang_vel_b.numpy(), state.projected_gravity_b.numpy(), state.joint_pos.numpy(),
-            state.joint_vel.numpy(), cmds_t, np.full(n, t * contract.control_dt_s), state.base_lin_vel_b.numpy(),
-        )  # fmt: skip
-        targets = runner.act(terms).joint_targets
-        kick = condition.push_at_step(t, contract.control_dt_s)
-        if kick:
-            env.push_base(np.arange(n), np.tile([0.0, kick, 0.0], (n, 1)))
-        state, touch = env.advance_physics(targets)
+    for step in rollout.steps(cmds):
+        t, cmds_t, targets, state = step.t, step.commands, step.joint_targets, step.state
         st = {k: v.numpy().astype(np.float64) for k, v in vars(state).items()}
-        fell = has_fallen(state, env_cfg)
-        judge.update(env.base_position_w()[:, 0], fell)
+        judge.update(env.base_position_w()[:, 0], step.fell)
         judged = judge.running  # neither fallen nor past the finish
         outside = np.maximum(soft_lower - st["joint_pos"], st["joint_pos"] - soft_upper)
         excess = np.maximum(excess, np.max(outside[judged], axis=0, initial=0.0))
         # power: |tau * dq| summed over joints, tau from the motor drivers' law and torque limits
-        tau = pd_torque(kp, kd, targets, st["joint_pos"], st["joint_vel"], torque_limit=env.spec.joint_torque_limit)
+        tau = pd_torque(rollout.kp, rollout.kd, targets, st["joint_pos"], st["joint_vel"],
+                        torque_limit=env.spec.joint_torque_limit)
         v_b, w_b = st["base_lin_vel_b"], st["base_ang_vel_b"]
         if t >= settle:
             err = np.stack([v_b[:, 0] - cmds_t[:, 0], v_b[:, 1] - cmds_t[:, 1], w_b[:, 2] - cmds_t[:, 2]], -1)
@@ -255,12 +300,12 @@ def evaluate_policy(
             feet_vel = v_b[:, None] + np.cross(w_b[:, None], feet_b.numpy()) + rel
             up = -st["projected_gravity_b"][:, None]
             horiz = feet_vel - (feet_vel * up).sum(-1, keepdims=True) * up
-            in_contact = touch.numpy() > 1.0
+            in_contact = step.touch.numpy() > 1.0
             slip_sum += np.where(judged[:, None] & in_contact, np.linalg.norm(horiz, axis=-1), 0).sum(-1)
             slip_count += (judged[:, None] & in_contact).sum(-1)
             same_state += [(in_contact[judged, i] == in_contact[judged, j]).sum() for i, j in LEG_PAIRS]
             judged_steps += int(judged.sum())
-    env.close()
+    rollout.close()
     rmse = np.sqrt((errors[valid] ** 2).mean(0)) if valid.any() else np.full(3, np.inf)
     per_ep = np.sqrt((errors[..., 0] ** 2 * valid).sum(0) / np.maximum(valid.sum(0), 1))
     # gait-period averages (information only): windows of one period fully inside the valid steps
