@@ -61,9 +61,10 @@ class UdpWireTap:
     decodes what arrived and hands it to `on_lowstate(view, arrival_ns)` and `on_lowcmd(command, arrival_ns)`;
     packets of another length, or that do not decode, are counted in `refused`. Why not decode in the thread: a
     decoded exchange costs ~0.35 ms of Python (two messages built and serialised per packet), 17 % of a core at
-    500 Hz, and a thread that fell a second behind under load let the kernel drop whole stretches of the stream
-    (3.6 % of a session once); queued, a late recorder writes late and loses nothing. `dropped` counts the datagrams
-    the kernel still dropped (its receive buffer full: SO_RXQ_OVFL), which the recording's metadata states."""
+    500 Hz; a thread that falls behind under load leaves the stream queued in the kernel, and closing the socket
+    on that queue lost the session's end (3.6 % of a recording once: docs/rehearsal-log.md 2026-12-06 (3)). Queued
+    here and read out at `stop`, a late recorder writes late and loses nothing. `dropped` counts the datagrams the
+    kernel still dropped (its receive buffer full: SO_RXQ_OVFL), which the recording's metadata states."""
 
     def __init__(self, port: int, on_lowstate: Callable, on_lowcmd: Callable):
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
