@@ -313,7 +313,7 @@ class DeviceLocomotionEnv:
         self._kick(mask, full)
 
     def robot_dynamics(self) -> RobotDynamics:
-        """What the surrogate needs to know of each robot's episode: its gains, added mass, delay and held targets."""
+        """What the surrogate needs to know of each robot for the coming step (LocomotionEnv.robot_dynamics)."""
         v = self.variation
         passive = {}
         if self._passive:  # the leg joints' passive terms, where varied (LocomotionEnv.robot_dynamics)
@@ -329,6 +329,7 @@ class DeviceLocomotionEnv:
             added_mass_kg=v.added_base_mass_kg.float(),
             delay_substeps=v.action_delay_steps,
             held_targets=self.held_targets.float(),
+            ground_under_feet_m=self.foot_ground_offset(self.state),
             **passive,
         )
 
@@ -536,8 +537,6 @@ class DeviceLocomotionEnv:
         if self.randomization is not None:
             self._push_due_robots()  # a kick during this period: the policy sees its effect, not the kick
         dynamics = self.robot_dynamics() if transition is not None else None
-        if dynamics is not None:  # the surrogate's contact gradient measures from it: prev's feet over prev's ground
-            dynamics.ground_under_feet_m = self.foot_ground_offset(prev)
         sim, touch = self.advance_physics(targets)
         state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step = self.episode_step + 1

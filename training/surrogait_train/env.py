@@ -301,7 +301,8 @@ class LocomotionEnv:
         self._mj_state[rows, vel.start : vel.start + 3] += world
 
     def robot_dynamics(self) -> RobotDynamics:
-        """What the surrogate needs to know of each robot's episode: its gains, added mass, delay and held targets."""
+        """What the surrogate needs to know of each robot for the coming step (after a reset): its gains, added mass,
+        delay, held targets and, on a course, the ground under each foot (the contact gradient's clearance)."""
         v = self.variation
         as_t = lambda x: torch.as_tensor(x, dtype=torch.float32)  # noqa: E731
         passive = {}
@@ -320,6 +321,7 @@ class LocomotionEnv:
             added_mass_kg=as_t(v.added_base_mass_kg),
             delay_substeps=torch.as_tensor(v.action_delay_steps),
             held_targets=as_t(self.held_targets),
+            ground_under_feet_m=self.foot_ground_offset(self.state),
             **passive,
         )
 
@@ -484,8 +486,6 @@ class LocomotionEnv:
         if self.randomization is not None:
             self._push_due_robots()  # a kick during this period: the policy sees its effect, not the kick
         dynamics = self.robot_dynamics() if transition is not None else None
-        if dynamics is not None:  # the surrogate's contact gradient measures from it: prev's feet over prev's ground
-            dynamics.ground_under_feet_m = self.foot_ground_offset(prev)
         sim, touch = self.advance_physics(targets.detach().double().numpy())
         state = sim if transition is None else transition(prev, targets, sim, touch, dynamics)
         self.episode_step += 1

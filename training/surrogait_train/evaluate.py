@@ -200,8 +200,6 @@ class PolicyRollout:
         variation = condition.variation(num_robots, self.env.foot_friction(), self.env_cfg.physics_dt_s)
         if variation is not None:
             self.env.set_variation(variation)
-        gains = self.env.robot_dynamics()  # each robot's gains as its physics has them (the condition's motors)
-        self.kp, self.kd = gains.kp.double().numpy(), gains.kd.double().numpy()
         self.runner = PolicyRunner(self.policy)  # the deployment path, on a batch of robots
         self.runner.reset(num_robots=num_robots)
         if gait is not None:
@@ -210,6 +208,8 @@ class PolicyRollout:
             except KeyError as e:
                 raise UnknownGaitError(f"{onnx_path}: {e.args[0]}") from None
         self.env.reset(seed=seed, randomize_episode_start=False)
+        gains = self.env.robot_dynamics()  # each robot's gains as its physics has them (the condition's motors)
+        self.kp, self.kd = gains.kp.double().numpy(), gains.kd.double().numpy()
         self.num_robots = num_robots
         self.num_steps = int(round(episode_s / self.contract.control_dt_s))
 

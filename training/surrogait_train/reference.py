@@ -26,7 +26,7 @@ from torch import nn
 from surrogait_core.policy.contract import PolicyContract
 from surrogait_train.gaits import GaitBatch
 from surrogait_train.kinematics import LegKinematics
-from surrogait_train.rewards import balance_step, gait_reference, swing_path
+from surrogait_train.rewards import SWING_PROFILES, balance_step, gait_reference
 
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
 BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s",
@@ -71,7 +71,8 @@ class GaitReference(nn.Module):
         self.foot_radius_m = float(foot_radius_m)
         self.stand_speed_m_s = float(stand_speed_m_s)
         self.balance_step_gains = tuple(float(gain) for gain in balance_step_gains)
-        swing_path(torch.zeros(1), swing_profile)  # an unknown profile is refused here, not at the first step
+        if swing_profile not in SWING_PROFILES:  # refused here, not at the first step
+            raise ValueError(f"unknown swing profile {swing_profile!r}; choose one of {', '.join(SWING_PROFILES)}")
         self.swing_profile = swing_profile
         self.clock = observation_slice(contract, "gait_clock")
         self.command = observation_slice(contract, "command")

@@ -87,6 +87,9 @@ def balance_step(
     return shift
 
 
+SWING_PROFILES = ("sine", "lift_first")  # env.gait_swing_profile
+
+
 def swing_path(s_swing: torch.Tensor, profile: str = "sine") -> tuple[torch.Tensor, torch.Tensor]:
     """(lift in [0, 1] of the apex, forward progress in [0, 1] of the step) at swing progress `s_swing`.
 
@@ -99,9 +102,6 @@ def swing_path(s_swing: torch.Tensor, profile: str = "sine") -> tuple[torch.Tens
     if profile == "lift_first":
         return torch.sin(torch.pi * s_swing).clamp(min=0.0).sqrt(), s_swing * s_swing * (3.0 - 2.0 * s_swing)
     raise ValueError(f"unknown swing profile {profile!r}; choose one of {', '.join(SWING_PROFILES)}")
-
-
-SWING_PROFILES = ("sine", "lift_first")
 
 
 def gait_reference(

@@ -90,8 +90,8 @@ class RobotDynamics:
     joint_damping: torch.Tensor | None = None
     joint_friction_loss: torch.Tensor | None = None
     # (N, 4) m: the ground under each foot minus the ground under the base, along gravity (the environment's
-    # `foot_ground_offset` before the step); None on level ground. The contact gradient measures each foot's
-    # clearance from the ground under it: on stairs a foot on the next tread is otherwise a riser high in the air.
+    # `foot_ground_offset` of the state before the step); None on level ground. The contact gradient measures each
+    # foot's clearance from the ground under it: on stairs a foot on the next tread is otherwise a riser in the air.
     ground_under_feet_m: torch.Tensor | None = None
 
 
