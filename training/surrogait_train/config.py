@@ -203,6 +203,10 @@ class SurrogateConfig:
     # each foot's height above the ground, 1 at rest on it and 1/2 this far (m) above it; 0 = detached (no gradient
     # says "lifting this foot changes what holds the body")
     contact_gradient_width_m: float = 0.0
+    # A riser as a contact: a foot below the top of a riser just ahead of it (on a course) takes, in gradient only, a
+    # contact weight that falls by 1 for every this many metres it is lifted, so "lift the foot" reaches the base's
+    # velocity the blocked foot holds back. MuJoCo's touch sensor already counts the riser's push in value. 0 = off
+    riser_contact_width_m: float = 0.0
 
 
 @dataclasses.dataclass

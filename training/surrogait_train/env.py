@@ -71,6 +71,9 @@ Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor, Robot
 
 
 TERRAIN_LEVELS = (0.25, 0.5, 0.75, 1.0)  # a mixed-terrain curriculum's difficulties (surrogait_core.terrain)
+# m: how far ahead of a foot's centre a riser counts as in its way: the foot's radius (2 cm) and about what a swinging
+# foot travels in one control period (1.5 m/s for 20 ms)
+RISER_LOOKAHEAD_M = 0.05
 
 
 def dealt_course_kinds(kinds: list[str], num_robots: int) -> np.ndarray:
@@ -322,6 +325,7 @@ class LocomotionEnv:
             delay_substeps=torch.as_tensor(v.action_delay_steps),
             held_targets=as_t(self.held_targets),
             ground_under_feet_m=self.foot_ground_offset(self.state),
+            ground_ahead_of_feet_m=self.foot_ground_ahead(self.state),
             **passive,
         )
 
@@ -394,6 +398,16 @@ class LocomotionEnv:
         """(N, 4) the ground under each foot minus the ground under the base (m), measured along gravity; None on
         level ground with gravity straight down. The swing-height reward measures each foot from the ground under it,
         a riser's height (or a slope's rise across the stance) off otherwise."""
+        return self._ground_near_feet(state, ahead_m=0.0)
+
+    @torch.no_grad()
+    def foot_ground_ahead(self, state: RobotState) -> torch.Tensor | None:
+        """(N, 4) the highest ground from under each foot to `RISER_LOOKAHEAD_M` ahead of it along the base's heading,
+        minus the ground under the base (m); None where `foot_ground_offset` is. A riser a foot is about to meet is
+        part of it: the surrogate's riser contact (`surrogate.riser_contact_width_m`) blocks a foot below its top."""
+        return self._ground_near_feet(state, ahead_m=RISER_LOOKAHEAD_M)
+
+    def _ground_near_feet(self, state: RobotState, ahead_m: float) -> torch.Tensor | None:
         tilted = self.variation.ground_tilted
         if self.terrain is None and not tilted:
             return None
@@ -406,12 +420,22 @@ class LocomotionEnv:
         if tilted:
             # the reward measures a foot at base height + its offset along -gravity; on the tilted plane the ground
             # under it (along gravity) lies off that by the offset's rise along the plane's normal over cos(tilt)
+            # (a plane has no riser: the ground ahead of a foot is the ground under it)
             down = self.variation.gravity_dir_w[:, None, :]
             along_up = -(feet_rel_w * down).sum(-1)
             return torch.as_tensor(along_up - feet_rel_w[..., 2] / -down[..., 2], dtype=torch.float32)
         feet_w = pos + feet_rel_w
         base = self._ground_at(qpos[:, 0], qpos[:, 1])
-        return torch.as_tensor(self._ground_at(feet_w[..., 0], feet_w[..., 1]) - base[:, None], dtype=torch.float32)
+        if ahead_m == 0.0:
+            ground = self._ground_at(feet_w[..., 0], feet_w[..., 1])
+        else:  # sampled a height-field cell apart along the heading, the highest kept
+            w, x, y, z = qpos[:, 3:7].T
+            yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+            reach = np.linspace(0.0, ahead_m, int(np.ceil(ahead_m / self.cfg.terrain_cell_m)) + 1)
+            ahead_x = feet_w[..., 0, None] + np.cos(yaw)[:, None, None] * reach
+            ahead_y = feet_w[..., 1, None] + np.sin(yaw)[:, None, None] * reach
+            ground = self._ground_at(ahead_x, ahead_y).max(-1)
+        return torch.as_tensor(ground - base[:, None], dtype=torch.float32)
 
     def _course(self, kind: int, level: int) -> Terrain:
         key = (int(kind), int(level))

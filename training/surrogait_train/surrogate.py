@@ -31,6 +31,10 @@ base frame (kinematics.py), u_i = J_i dq foot velocity relative to the base:
       v' = v + dt (sum_i F_i / m + 9.81 g_b - w x v),   w' = w + dt I_b^{-1} sum_i p_i x F_i
 - "joint": legs only; the base state is carried over unchanged (no gradient through the base).
 
+Contact gradients (values unchanged, `SurrogateConfig`): a smooth step in each foot's clearance above the ground under
+it (`contact_gradient_width_m`), and a riser as a contact (`riser_contact_width_m`): a foot below the top of a riser
+just ahead of it takes a weight linear in its height, so lifting it frees the base it holds back.
+
 Orientation and height follow the new twist: g' = normalize(g - dt w' x g), h' = h - dt g·v'.
 
 Alignment (every step, diff_env.py): x_{t+1} = x_sur + (x_sim - x_sur).detach(), then the
@@ -93,6 +97,9 @@ class RobotDynamics:
     # `foot_ground_offset` of the state before the step); None on level ground. The contact gradient measures each
     # foot's clearance from the ground under it: on stairs a foot on the next tread is otherwise a riser in the air.
     ground_under_feet_m: torch.Tensor | None = None
+    # (N, 4) m: the highest ground from under each foot to a few cm ahead of it along the heading, on the same
+    # reference (the environment's `foot_ground_ahead`); above `ground_under_feet_m` where a riser is in the foot's way
+    ground_ahead_of_feet_m: torch.Tensor | None = None
 
 
 class Surrogate(torch.nn.Module):
@@ -141,6 +148,12 @@ class Surrogate(torch.nn.Module):
         if self.cfg.contact_gradient_width_m > 0:
             ground = None if dynamics is None else dynamics.ground_under_feet_m
             contact = contact + self._contact_gradient(prev, q, ground)
+        if self.cfg.riser_contact_width_m > 0 and dynamics is not None and dynamics.ground_under_feet_m is not None:
+            if dynamics.ground_ahead_of_feet_m is None:
+                raise ValueError("surrogate.riser_contact_width_m: this environment does not say where the ground "
+                                 "ahead of each foot rises (env.backend=cpu does); set it to 0 here")
+            contact = contact + self._riser_contact(prev, q, dynamics.ground_under_feet_m,
+                                                    dynamics.ground_ahead_of_feet_m)
         if self.cfg.variant == "joint":
             v, w = prev.base_lin_vel_b, prev.base_ang_vel_b
         elif self.cfg.variant in ("noslip", "gauss"):
@@ -167,6 +180,25 @@ class Surrogate(torch.nn.Module):
         width = self.cfg.contact_gradient_width_m
         smooth = torch.sigmoid((width - clearance) * (2.2 / width))
         return smooth - smooth.detach()
+
+    def _riser_contact(
+        self, prev: RobotState, q: torch.Tensor, ground_under_feet_m: torch.Tensor, ground_ahead_of_feet_m: torch.Tensor
+    ) -> torch.Tensor:
+        """Zero in value; for each foot below the top of a riser just ahead of it, the gradient of a contact weight
+        that falls linearly as the foot rises, 1 per `riser_contact_width_m` (N, 4); zero gradient for other feet.
+
+        Why: on stairs a blind policy's toe meets the riser. MuJoCo's touch sensor already counts that push, so in
+        value the surrogate pins the blocked foot as a stance foot, and a foot swinging forward against it holds the
+        base back. The smooth contact gradient (`_contact_gradient`) is saturated there (the foot is at or below the
+        riser's top by its height), so nothing said "lift the foot and the base goes on". A linear weight in the foot's
+        height below the riser's top says it for as long as the foot is in the riser's way."""
+        feet_b = self.kinematics(q)[0]
+        up = -prev.projected_gravity_b.unsqueeze(1)
+        # the sole's height above the ground under the base, the reference of the ground heights
+        foot_bottom = prev.base_height.unsqueeze(-1) + (feet_b * up).sum(-1) - self.foot_radius_m
+        riser = (ground_ahead_of_feet_m - ground_under_feet_m > 0.01) & (foot_bottom.detach() < ground_ahead_of_feet_m)
+        weight = -foot_bottom / self.cfg.riser_contact_width_m
+        return torch.where(riser, weight - weight.detach(), torch.zeros_like(weight))
 
     def _torque(self, q, dq, q_target, kp, kd) -> torch.Tensor:
         # The drivers' law (surrogait_core.wire.motor_driver_law.pd_torque) with its hard clip smoothed into a tanh:
