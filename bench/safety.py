@@ -47,13 +47,24 @@ def wrong_cause(r: dict) -> str:
     return "" if r.get("cause_ok", True) else f" (first caught as {r.get('first_logged_cause')})"
 
 
-def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> str:
+def markdown(results: list[dict], meta: dict, baselines: list[dict] | None = None) -> str:
     lines = [
         "# Safety monitor fault-injection suite (rehearsal)",
         "",
         f"Machine: {meta['machine']}. Rehearsal process priority: {meta['priority']}. "
         f"Policy: {meta['policy']}. Date: {meta['date']}. "
         f"Command: `{meta['command']}`.",
+    ]
+    if results:
+        lines += scenario_lines(results, meta)
+    if baselines:
+        lines += baseline_lines(baselines)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def scenario_lines(results: list[dict], meta: dict) -> list[str]:
+    lines = [
         "",
         f"Latency = fault → first damping LowCmd reaching the robot, seen by {meta.get('observer', OBSERVERS['go2'])} "
         "(target ≤ 60 ms). Violations = commands after the fault (the injector's own excepted) that are "
@@ -104,16 +115,6 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
             lines.append(f"| {name} | {sum(bool(r.get('ok')) for r in runs)}/{len(runs)} | {med} | "
                          f"{max(lats):.1f} | {f'{max(reacts):.1f}' if reacts else '–'} |" if lats else
                          f"| {name} | {sum(bool(r.get('ok')) for r in runs)}/{len(runs)} | – | – | – |")
-    if baseline is not None:
-        lines += ["", "## No fault (false-positive check)", ""]
-        if "error" in baseline:
-            lines.append(f"Baseline failed: {baseline['error']}")
-        else:
-            lines.append(f"Stand up, walk 0.5 then 1.0 m/s, stop: final safety state {baseline['final_safety_state']}, "
-                         f"false faults: {baseline['false_faults'] or 'none'}. Largest value each rule saw, as a "
-                         "fraction of its threshold (1.0 = the rule fires):")
-            lines += ["", "| quantity | max |", "|---|---|"]
-            lines += [f"| {k} | {v} |" for k, v in baseline["max_fraction_of_threshold"].items()]
     resets = [r for r in results if "reset" in r]
     if resets:
         lines += ["", "## Reset (safety/reset service)", "", "| scenario | early call (sent / answered after the "
@@ -139,8 +140,28 @@ def markdown(results: list[dict], meta: dict, baseline: dict | None = None) -> s
     ok = sum(bool(r.get("ok")) for r in results)
     lats = [r["latency_s"] for r in results if r.get("latency_s") is not None]
     lines += ["", f"{ok}/{len(results)} scenarios pass; worst latency "
-              f"{max(lats) * 1e3:.1f} ms." if lats else f"{ok}/{len(results)} scenarios pass.", ""]
-    return "\n".join(lines)
+              f"{max(lats) * 1e3:.1f} ms." if lats else f"{ok}/{len(results)} scenarios pass."]
+    return lines
+
+
+def baseline_lines(baselines: list[dict]) -> list[str]:
+    """The no-fault walks (one per gait walked): each rule's largest value as a fraction of its threshold."""
+    lines = ["", "## No fault (false-positive check)", ""]
+    for b in baselines:
+        gait = f" in the {b['gait']}" if len(baselines) > 1 else ""
+        if "error" in b:
+            lines.append(f"Baseline{gait} failed: {b['error']}")
+        else:
+            lines.append(f"Stand up, walk 0.5 then 1.0 m/s{gait}, stop: final safety state {b['final_safety_state']}, "
+                         f"false faults: {b['false_faults'] or 'none'}.")
+    walked = [b for b in baselines if "error" not in b]
+    if walked:
+        heads = [f"max ({b['gait']})" if len(baselines) > 1 else "max" for b in walked]
+        lines += ["", "Largest value each rule saw, as a fraction of its threshold (1.0 = the rule fires):", "",
+                  "| quantity | " + " | ".join(heads) + " |", "|---|" + "---|" * len(walked)]
+        lines += [f"| {k} | " + " | ".join(str(b["max_fraction_of_threshold"][k]) for b in walked) + " |"
+                  for k in walked[0]["max_fraction_of_threshold"]]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(reported per scenario)")
     ap.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True,
                     help="first walk with no fault: the monitor must stay OK; reports each rule's margin")
+    ap.add_argument("--gaits", nargs="+", default=None, metavar="GAIT",
+                    help="a multi-gait policy's gaits: the no-fault walk once in each (default: the gait it starts in)")
     ap.add_argument("--workdir", type=Path, default=ROOT / "runs" / "bench_safety")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--name", default="safety", help="results file stem")
@@ -195,14 +218,17 @@ def main(argv: list[str] | None = None) -> int:
     recorder = observe_wire(args.robot, args.domain)
     ros = Operator(args.domain, name="fault_suite")
     results = []
-    baseline = None
+    baselines = []
     try:
-        if args.baseline and not args.standin:
+        for gait in (args.gaits or [None]) if args.baseline and not args.standin else []:
             try:
-                baseline = run_baseline(args.domain, args.workdir / "baseline", ros, recorder, args.policy,
-                                        realtime_priority=args.realtime_priority if boosted else 0, robot=args.robot)
+                baseline = run_baseline(args.domain, args.workdir / f"baseline{'_' + gait if gait else ''}", ros,
+                                        recorder, args.policy, gait=gait, robot=args.robot,
+                                        realtime_priority=args.realtime_priority if boosted else 0)
             except Exception as e:
-                baseline = {"scenario": "baseline_no_fault", "ok": False, "error": f"{type(e).__name__}: {e}"}
+                baseline = {"scenario": "baseline_no_fault", "gait": gait, "ok": False,
+                            "error": f"{type(e).__name__}: {e}"}
+            baselines.append(baseline)
             print(json.dumps(baseline), flush=True)
         for trial, name in [(k, n) for k in range(args.repeat) for n in args.scenarios]:
             t0 = time.monotonic()
@@ -239,11 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     meta.update(provenance([args.policy]))  # commit, policy_sha256: docs/results.md tells stale figures by them
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(
-        json.dumps({"meta": meta, "baseline": baseline, "results": results}, indent=2) + "\n")
-    table = markdown(results, meta, baseline)
+        json.dumps({"meta": meta, "baselines": baselines, "results": results}, indent=2) + "\n")
+    table = markdown(results, meta, baselines)
     (args.out / f"{args.name}.md").write_text(table)
     print(table)
-    return 0 if all(r.get("ok") for r in results) else 1
+    return 0 if all(r.get("ok") for r in results + baselines) else 1
 
 
 if __name__ == "__main__":

@@ -194,14 +194,17 @@ def _run_in_rehearsal(sc: Scenario, r: ScenarioRun, ros: Operator, recorder: Wir
 
 def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireObserver, policy_path: Path,
                  segments=((0.5, 4.0), (1.0, 4.0), (0.0, 2.0)), realtime_priority: int = 0,
-                 robot: str = "go2") -> dict:
-    """Stand up and walk with no fault injected: the monitor must stay OK (no false positive)."""
+                 robot: str = "go2", gait: str | None = None) -> dict:
+    """Stand up and walk with no fault injected: the monitor must stay OK (no false positive). `gait`: a multi-gait
+    policy's gait to walk in (switched to while standing; None: the one it starts in)."""
     workdir.mkdir(parents=True, exist_ok=True)
     ros.reset()
     recorder.clear()
     config = scenario_config(workdir, domain, policy_path, realtime_priority=realtime_priority, robot=robot)
     with _Rehearsed(config, ros, recorder) as r:
         r.reach_starting_state(None)  # standing, monitor OK
+        if gait is not None:
+            ros.call(interfaces.SRV_GAIT_PREFIX + gait, must_succeed=True)
         r.session.walk(segments[0][0])
         for vx, seconds in segments:  # whatever the monitor says: this run measures it
             ros.set_cmd_vel(vx)
@@ -211,6 +214,7 @@ def run_baseline(domain: int, workdir: Path, ros: Operator, recorder: WireObserv
     log = read_fault_log(r.fault_log) if r.fault_log.exists() else []
     faults = [{"cause": e["cause"], "detail": e["detail"]} for e in log if e["event"] == "fault"]
     result = {"scenario": "baseline_no_fault", "description": "stand up, walk 0.5 then 1.0 m/s, stop; no fault",
+              "gait": gait or ros.gait,
               "final_safety_state": safety.get("state"), "final_policy_state": policy, "false_faults": faults,
               "max_fraction_of_threshold": margins(cmds, states, robot=robot), "workdir": str(workdir)}
     result["ok"] = safety.get("state") == "OK" and not faults
