@@ -349,16 +349,24 @@ def robustness(d: dict) -> Iterator[Row]:
 
 
 def safety(d: dict) -> Iterator[Row]:
-    meta, base = d["meta"], d.get("baseline")
+    meta = d["meta"]
+    # "baseline": one no-fault walk (files before the bench's --gaits); "baselines": one per gait walked
+    bases = d.get("baselines", [d["baseline"]] if d.get("baseline") else [])
+    walks = []
+    for base in bases:
+        false = base.get("false_faults") or []
+        verdict = "no false fault" if base.get("ok") and not false else f"{false or 'failed'}"
+        fractions = base.get("max_fraction_of_threshold") or {}
+        worst = max(fractions.items(), key=lambda kv: kv[1], default=None)
+        walks.append((f"{base['gait']}: " if len(bases) > 1 else "") + verdict
+                     + (f", largest rule {worst[0]} {worst[1]}" if worst else ""))
+    baseline = f"no-fault baseline: {'; '.join(walks)}" if walks else "no baseline run"
+    if not d["results"]:
+        yield Row(f"{meta.get('robot', 'go2')}, no fault injected; {baseline}", [meta["policy"]])
+        return
     ok = [r for r in d["results"] if r.get("ok")]
     lat = ", ".join(f"{r['scenario']} {ms(r.get('latency_s'))}" for r in d["results"] if "error" not in r)
     errors = [f"{r['scenario']}: {r['error'][:60]}" for r in d["results"] if "error" in r]
-    if base is None:
-        baseline = "no baseline run"
-    else:
-        false = base.get("false_faults") or []
-        verdict = "no false fault" if base.get("ok") and not false else f"{false or 'failed'}"
-        baseline = f"no-fault baseline: {verdict}"
     phase = next((r["phase"] for r in d["results"] if "phase" in r), "?")
     text = (f"{meta.get('robot', 'go2')}, {phase}: **{len(ok)}/{len(d['results'])}** injected faults pass; {baseline}; "
             f"fault to damping: {lat}" + (f"; errors: {'; '.join(errors)}" if errors else ""))
