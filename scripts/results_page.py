@@ -356,7 +356,9 @@ def safety(d: dict) -> Iterator[Row]:
     for base in bases:
         false = base.get("false_faults") or []
         verdict = "no false fault" if base.get("ok") and not false else f"{false or 'failed'}"
-        fractions = base.get("max_fraction_of_threshold") or {}
+        # the gaps (s) and the range overshoot (rad) are kept in their units, not as fractions
+        fractions = {k: v for k, v in (base.get("max_fraction_of_threshold") or {}).items()
+                     if not k.endswith(("_s", "_rad"))}
         worst = max(fractions.items(), key=lambda kv: kv[1], default=None)
         walks.append((f"{base['gait']}: " if len(bases) > 1 else "") + verdict
                      + (f", largest rule {worst[0]} {worst[1]}" if worst else ""))

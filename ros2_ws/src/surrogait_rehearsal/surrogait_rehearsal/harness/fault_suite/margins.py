@@ -13,18 +13,26 @@ from surrogait_core.safety.thresholds import default_thresholds
 
 
 def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s, robot: str = "go2") -> dict:
-    """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires)."""
+    """The largest value each rule saw, as a fraction of the monitor's default threshold (1.0 = fires).
+    `tau_est` is the estimated torque's peak against its level (0.95 of the motor's limit: a landing may touch it);
+    `tau_est_persist` the longest time any motor stayed past that level against the time the rule waits."""
     spec = load_robot_spec(robot)
     th = dataclasses.replace(default_thresholds(spec), control_period_s=control_period_s)
     state_t = np.array([t for t, _ in states])
     decoded = [v for _, v in states]
-    out = {"joint_vel": 0.0, "tau_est": 0.0, "tilt": 0.0, "commanded_torque": 0.0, "target_jump": 0.0,
-           "target_outside_range_rad": 0.0, "lowcmd_gap_s": 0.0, "lowstate_gap_s": 0.0}
-    for v in decoded:
+    out = {"joint_vel": 0.0, "tau_est": 0.0, "tau_est_persist": 0.0, "tilt": 0.0, "commanded_torque": 0.0,
+           "target_jump": 0.0, "target_outside_range_rad": 0.0, "lowcmd_gap_s": 0.0, "lowstate_gap_s": 0.0}
+    saturated_since = None  # the estimated-torque rule fires only on a motor past its level for tau_est_persist_s
+    for t, v in zip(state_t, decoded, strict=True):
         out["joint_vel"] = max(out["joint_vel"], float(np.max(np.abs(v.joint_vel) / (th.joint_vel_fraction
                                                                                       * th.joint_vel_limit))))
-        out["tau_est"] = max(out["tau_est"], float(np.max(np.abs(v.joint_tau_est) / (th.tau_est_fraction
-                                                                                     * th.joint_torque_limit))))
+        tau_fraction = float(np.max(np.abs(v.joint_tau_est) / (th.tau_est_fraction * th.joint_torque_limit)))
+        out["tau_est"] = max(out["tau_est"], tau_fraction)
+        if tau_fraction <= 1.0:
+            saturated_since = None
+        else:
+            saturated_since = t if saturated_since is None else saturated_since
+            out["tau_est_persist"] = max(out["tau_est_persist"], (t - saturated_since) / th.tau_est_persist_s)
         roll, pitch = roll_pitch(v.quat_wxyz)
         out["tilt"] = max(out["tilt"], abs(roll) / th.max_roll_rad, abs(pitch) / th.max_pitch_rad)
     prev = None
