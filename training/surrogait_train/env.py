@@ -318,14 +318,15 @@ class LocomotionEnv:
                                      v.joint_friction_loss)
             passive = {"joint_damping": as_t(damping).unsqueeze(-1),
                        "joint_friction_loss": as_t(friction_loss).unsqueeze(-1)}
+        ground_under_feet, ground_ahead_of_feet = self._ground_near_feet(self.state)
         return RobotDynamics(
             kp=self.kp * as_t(v.kp_scale).unsqueeze(-1),
             kd=self.kd * as_t(v.kd_scale).unsqueeze(-1),
             added_mass_kg=as_t(v.added_base_mass_kg),
             delay_substeps=torch.as_tensor(v.action_delay_steps),
             held_targets=as_t(self.held_targets),
-            ground_under_feet_m=self.foot_ground_offset(self.state),
-            ground_ahead_of_feet_m=self.foot_ground_ahead(self.state),
+            ground_under_feet_m=ground_under_feet,
+            ground_ahead_of_feet_m=ground_ahead_of_feet,
             **passive,
         )
 
@@ -398,19 +399,23 @@ class LocomotionEnv:
         """(N, 4) the ground under each foot minus the ground under the base (m), measured along gravity; None on
         level ground with gravity straight down. The swing-height reward measures each foot from the ground under it,
         a riser's height (or a slope's rise across the stance) off otherwise."""
-        return self._ground_near_feet(state, ahead_m=0.0)
+        return self._ground_near_feet(state, ahead_m=0.0)[0]
 
     @torch.no_grad()
     def foot_ground_ahead(self, state: RobotState) -> torch.Tensor | None:
         """(N, 4) the highest ground from under each foot to `RISER_LOOKAHEAD_M` ahead of it along the base's heading,
         minus the ground under the base (m); None where `foot_ground_offset` is. A riser a foot is about to meet is
         part of it: the surrogate's riser contact (`surrogate.riser_contact_width_m`) blocks a foot below its top."""
-        return self._ground_near_feet(state, ahead_m=RISER_LOOKAHEAD_M)
+        return self._ground_near_feet(state)[1]
 
-    def _ground_near_feet(self, state: RobotState, ahead_m: float) -> torch.Tensor | None:
+    @torch.no_grad()
+    def _ground_near_feet(
+        self, state: RobotState, ahead_m: float = RISER_LOOKAHEAD_M
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(`foot_ground_offset`, `foot_ground_ahead`) in one pass over the feet (no second when `ahead_m` is 0)."""
         tilted = self.variation.ground_tilted
         if self.terrain is None and not tilted:
-            return None
+            return None, None
         qpos = self._mj_state[:, self.physics.layout.qpos]
         pos, quat = qpos[:, None, 0:3], qpos[:, None, 3:7]
         feet_b = self.kinematics(state.joint_pos)[0].double().numpy()  # (N, 4, 3)
@@ -420,22 +425,23 @@ class LocomotionEnv:
         if tilted:
             # the reward measures a foot at base height + its offset along -gravity; on the tilted plane the ground
             # under it (along gravity) lies off that by the offset's rise along the plane's normal over cos(tilt)
-            # (a plane has no riser: the ground ahead of a foot is the ground under it)
             down = self.variation.gravity_dir_w[:, None, :]
             along_up = -(feet_rel_w * down).sum(-1)
-            return torch.as_tensor(along_up - feet_rel_w[..., 2] / -down[..., 2], dtype=torch.float32)
+            under = torch.as_tensor(along_up - feet_rel_w[..., 2] / -down[..., 2], dtype=torch.float32)
+            return under, (under if ahead_m else None)  # a plane has no riser: ahead of a foot is under it
         feet_w = pos + feet_rel_w
-        base = self._ground_at(qpos[:, 0], qpos[:, 1])
-        if ahead_m == 0.0:
-            ground = self._ground_at(feet_w[..., 0], feet_w[..., 1])
-        else:  # sampled a height-field cell apart along the heading, the highest kept
-            w, x, y, z = qpos[:, 3:7].T
-            yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-            reach = np.linspace(0.0, ahead_m, int(np.ceil(ahead_m / self.cfg.terrain_cell_m)) + 1)
-            ahead_x = feet_w[..., 0, None] + np.cos(yaw)[:, None, None] * reach
-            ahead_y = feet_w[..., 1, None] + np.sin(yaw)[:, None, None] * reach
-            ground = self._ground_at(ahead_x, ahead_y).max(-1)
-        return torch.as_tensor(ground - base[:, None], dtype=torch.float32)
+        base = self._ground_at(qpos[:, 0], qpos[:, 1])[:, None]
+        under = torch.as_tensor(self._ground_at(feet_w[..., 0], feet_w[..., 1]) - base, dtype=torch.float32)
+        if not ahead_m:
+            return under, None
+        # sampled a height-field cell apart along the heading, the highest kept
+        w, x, y, z = qpos[:, 3:7].T
+        yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        reach = np.linspace(0.0, ahead_m, int(np.ceil(ahead_m / self.cfg.terrain_cell_m)) + 1)
+        ahead_x = feet_w[..., 0, None] + np.cos(yaw)[:, None, None] * reach
+        ahead_y = feet_w[..., 1, None] + np.sin(yaw)[:, None, None] * reach
+        ahead = self._ground_at(ahead_x, ahead_y).max(-1) - base
+        return under, torch.as_tensor(ahead, dtype=torch.float32)
 
     def _course(self, kind: int, level: int) -> Terrain:
         key = (int(kind), int(level))
