@@ -8,7 +8,7 @@ import numpy as np
 
 from surrogait_core.policy.contract import PolicyContract
 from surrogait_core.robot_spec import load_robot_spec
-from surrogait_core.safety.rules import commanded_torque, driven, roll_pitch
+from surrogait_core.safety.rules import check_estimated_torque, commanded_torque, driven, roll_pitch
 from surrogait_core.safety.thresholds import default_thresholds
 
 
@@ -26,9 +26,9 @@ def margins(cmds, states, control_period_s: float = PolicyContract.control_dt_s,
     for t, v in zip(state_t, decoded, strict=True):
         out["joint_vel"] = max(out["joint_vel"], float(np.max(np.abs(v.joint_vel) / (th.joint_vel_fraction
                                                                                       * th.joint_vel_limit))))
-        tau_fraction = float(np.max(np.abs(v.joint_tau_est) / (th.tau_est_fraction * th.joint_torque_limit)))
-        out["tau_est"] = max(out["tau_est"], tau_fraction)
-        if tau_fraction <= 1.0:
+        out["tau_est"] = max(out["tau_est"], float(np.max(np.abs(v.joint_tau_est) / (th.tau_est_fraction
+                                                                                     * th.joint_torque_limit))))
+        if not check_estimated_torque(v.joint_tau_est, th):  # past the level as the monitor's own rule says it
             saturated_since = None
         else:
             saturated_since = t if saturated_since is None else saturated_since
