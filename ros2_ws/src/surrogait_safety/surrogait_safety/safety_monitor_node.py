@@ -420,8 +420,9 @@ class SafetyMonitorNode(Node):
             time.sleep(0.002)
             now = time.monotonic()
         with self.lock:
-            self.monitor.look(now)  # a host stall can stretch that sleep: the wire was not watched meanwhile
-            self._poll_wire()
+            if suspected:  # else the wire was read just now: reading it again costs a third of a check
+                self.monitor.look(now)  # a host stall can stretch that sleep: the wire was not watched meanwhile
+                self._poll_wire()
             self._update_base_height(now)
             result = self.monitor.check(now)
             if result.write_damping:

@@ -79,8 +79,8 @@ class LegOdometryKF:
         self.x = np.zeros(STATE_DIM)
         self.P = np.eye(STATE_DIM)
         self.initialized = False
-        self._diag = np.diag_indices(STATE_DIM)
         self._h_cache: dict[tuple[tuple[int, ...], bool], np.ndarray] = {}
+        self._q_cache: dict[tuple[bool, ...], np.ndarray] = {}
 
     # -- state access ------------------------------------------------------------------------
     @property
@@ -104,7 +104,7 @@ class LegOdometryKF:
         return self.P[3:6, 3:6].copy()
 
     def is_finite(self) -> bool:
-        return bool(np.all(np.isfinite(self.x)) and np.all(np.isfinite(self.P)))
+        return bool(np.isfinite(self.x).all() and np.isfinite(self.P).all())
 
     # -- lifecycle -----------------------------------------------------------------------------
     def initialize(self, position: np.ndarray, foot_offsets_w: np.ndarray) -> None:
@@ -170,23 +170,28 @@ class LegOdometryKF:
     ) -> None:
         """`foot_roll_w[i]`: how fast foot i's sphere centre moves over the ground when it rolls without
         slipping (omega_foot x radius z); a stance foot's centre moves by that, not at all."""
-        cfg = self.config
         if foot_roll_w is not None:
             feet = self.x[6:].reshape(NUM_FEET, 3)
             feet += np.where(np.asarray(stance, dtype=bool)[:, None], foot_roll_w, 0.0) * dt
-        p, v = self.x[0:3], self.x[3:6]
-        self.x[0:3] = p + v * dt + 0.5 * np.asarray(accel_w) * dt * dt
-        self.x[3:6] = v + np.asarray(accel_w) * dt
+        accel_w = np.asarray(accel_w)
+        self.x[0:3] = self.x[0:3] + self.x[3:6] * dt + 0.5 * accel_w * dt * dt
+        self.x[3:6] += accel_w * dt
         # P <- F P F^T with F = [[I, dt I, 0], [0, I, 0], [0, 0, I]], done by blocks.
         P = self.P
         P[0:3, :] += dt * P[3:6, :]
         P[:, 0:3] += dt * P[:, 3:6]
-        q = np.empty(STATE_DIM)
-        q[0:3] = cfg.position_noise**2 * dt
-        q[3:6] = cfg.accel_noise**2 * dt
-        for i in range(NUM_FEET):
-            q[6 + 3 * i : 9 + 3 * i] = (cfg.stance_foot_noise**2 if stance[i] else cfg.swing_foot_noise**2) * dt
-        P[self._diag] += q
+        P.flat[:: STATE_DIM + 1] += self._noise_density(stance) * dt
+
+    def _noise_density(self, stance: np.ndarray) -> np.ndarray:
+        """The process noise's diagonal per second for this stance mask (16 masks: computed once each)."""
+        key = tuple(bool(s) for s in stance)
+        q = self._q_cache.get(key)
+        if q is None:
+            cfg = self.config
+            feet = [cfg.stance_foot_noise**2 if down else cfg.swing_foot_noise**2 for down in key]
+            q = np.concatenate([np.full(3, cfg.position_noise**2), np.full(3, cfg.accel_noise**2), np.repeat(feet, 3)])
+            self._q_cache[key] = q
+        return q
 
     def update(
         self,
@@ -205,7 +210,7 @@ class LegOdometryKF:
         height only (flat ground)."""
         cfg = self.config
         trust = np.asarray(trust, dtype=np.float64)
-        legs = tuple(int(i) for i in np.flatnonzero(trust > 0.0))
+        legs = tuple(np.flatnonzero(trust > 0.0).tolist())
         slipping: tuple[int, ...] = ()
         if foot_roll_w is not None:
             # v + R(omega x r + dr/dt) = roll  ->  the no-slip velocity measurement of v.
@@ -215,7 +220,7 @@ class LegOdometryKF:
         use_height = cfg.ground_height_noise > 0.0
         touch: tuple[int, ...] = ()
         if touching is not None and use_height:
-            touch = tuple(int(i) for i in np.flatnonzero(touching) if trust[i] == 0.0)
+            touch = tuple(i for i in np.flatnonzero(touching).tolist() if trust[i] == 0.0)
         if not legs and not touch:
             return UpdateResult(0.0, 0, slipping)
         H = self._measurement_matrix(legs, use_height, touch)
@@ -240,7 +245,7 @@ class LegOdometryKF:
         m = y.size
         PHt = self.P @ H.T
         S = H @ PHt
-        S[np.diag_indices(m)] += r
+        S.flat[:: m + 1] += r
         # One solve for both the gain and the innovation's normalisation.
         Z = np.linalg.solve(S, np.column_stack([PHt.T, y]))
         K, s_inv_y = Z[:, :STATE_DIM].T, Z[:, STATE_DIM]
@@ -254,13 +259,14 @@ class LegOdometryKF:
     def _slip_gate(self, legs: tuple[int, ...], foot_vel_rel_w: np.ndarray, trust: np.ndarray):
         """Split stance legs into (kept, slipping) by each foot's own velocity innovation. If every foot
         fails, the prior velocity is what is wrong (e.g. after a flight phase): keep them all."""
-        p_vv = self.P[3:6, 3:6]
-        r_v = self.config.kin_velocity_noise**2
-        kept, slipping = [], []
-        for i in legs:
-            y = -foot_vel_rel_w[i] - self.x[3:6]
-            nis = float(y @ np.linalg.solve(p_vv + np.eye(3) * (r_v / trust[i]), y))
-            (kept if nis <= self.config.slip_gate_chi2 else slipping).append(i)
+        idx = np.array(legs)
+        y = -np.asarray(foot_vel_rel_w)[idx] - self.x[3:6]  # (n, 3)
+        # Each foot's innovation covariance is P_vv plus its own measurement noise: one batched solve for all.
+        s = self.P[3:6, 3:6] + (self.config.kin_velocity_noise**2 / trust[idx])[:, None, None] * np.eye(3)
+        nis = np.einsum("ij,ij->i", y, np.linalg.solve(s, y[:, :, None])[:, :, 0])
+        ok = nis <= self.config.slip_gate_chi2
+        kept = [i for i, keep in zip(legs, ok.tolist(), strict=True) if keep]
+        slipping = [i for i, keep in zip(legs, ok.tolist(), strict=True) if not keep]
         if not kept:
             return legs, ()
         return tuple(kept), tuple(slipping)

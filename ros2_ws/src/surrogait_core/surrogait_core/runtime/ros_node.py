@@ -54,11 +54,26 @@ def declare_params(node: Node, cls: type[T], *, checked_elsewhere: Iterable[str]
     return read_params(cls, values)
 
 
-def spin_until(node: Node, stop: threading.Event) -> None:
-    """Spin `node` on a SingleThreadedExecutor in this thread until `stop` is set."""
-    from rclpy.executors import SingleThreadedExecutor
+def node_executor(node: Node):
+    """The executor `node`'s callbacks run on: rclpy's EventsExecutor where this rclpy has one (Kilted; Jazzy from
+    7.1.4) and the node uses no guard condition (it refuses them), else the SingleThreadedExecutor. The latter
+    rebuilds its wait set in Python at every wake-up: on a 2-core machine it cost 0.65-0.80 ms of CPU per
+    Odometry message at 100 Hz, the EventsExecutor 0.22-0.31 ms; the safety monitor's ROS thread took 14 % of
+    a core, in real time (rehearsal log 2026-12-07)."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        EventsExecutor = None
+    if EventsExecutor is None or list(node.guards):
+        from rclpy.executors import SingleThreadedExecutor
 
-    executor = SingleThreadedExecutor()
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
+def spin_until(node: Node, stop: threading.Event) -> None:
+    """Spin `node` on `node_executor(node)` in this thread until `stop` is set."""
+    executor = node_executor(node)
     executor.add_node(node)
     try:
         while not stop.is_set():
