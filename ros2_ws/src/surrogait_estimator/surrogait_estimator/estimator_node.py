@@ -262,8 +262,7 @@ class EstimatorNode(Node):
             if published is not None and self._accepted_since_publish >= self.config.publish_decimation:
                 self._accepted_since_publish = 0
                 est, raw = published
-                age_at_take = newest_age_s + (batch[-1].source_time_s - raw.source_time_s)
-                self._publish_estimate(est, age_at_take + (time.monotonic() - take_mono))
+                self._publish_estimate(est, newest_age_s + (batch[-1].source_time_s - raw.source_time_s), take_mono)
             if new_rejection and self._last_rejection != "crc":
                 self._last_rejection = self.estimator.health().last_rejection
             self.catch_up.record(keep, time.monotonic() - take_mono)
@@ -376,13 +375,19 @@ class EstimatorNode(Node):
         self.get_logger().info(response.message)
         return response
 
-    def _publish_estimate(self, est, latency_s: float) -> None:
+    def _publish_estimate(self, est, age_at_take_s: float, take_mono: float) -> None:
+        """Publish `est`, whose sample was `age_at_take_s` old when its batch was taken at `take_mono`."""
+        # The pose is the robot's at its sample's time: stamp that instant, on this host's clock. The clock is
+        # read before the age is: a stall in between (this process descheduled) makes the estimate look older
+        # than it is, never fresher. Read the other way round, a trusted estimate from before a 0.3 s stall was
+        # once stamped after it (test_a_stalled_estimator_..., rehearsal log 2026-12-07).
+        now_ns = self.get_clock().now().nanoseconds
+        latency_s = age_at_take_s + (time.monotonic() - take_mono)
         trust = self.estimator.height_trust(latency_s)
         self._trust, self._latency_s = trust, latency_s
         self._max_latency_s = max(self._max_latency_s, latency_s)
         m = self._odom
-        # The pose is the robot's at its sample's time: stamp that instant, on this host's clock.
-        stamp_ns = self.get_clock().now().nanoseconds - int(latency_s * 1e9)
+        stamp_ns = now_ns - int(latency_s * 1e9)
         m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
         pos, q = m.pose.pose.position, m.pose.pose.orientation
         pos.x, pos.y, pos.z = (float(v) for v in est.position_w)

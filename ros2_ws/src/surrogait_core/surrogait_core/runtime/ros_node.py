@@ -67,8 +67,8 @@ def node_executor(node: Node):
     if EventsExecutor is None or list(node.guards):
         from rclpy.executors import SingleThreadedExecutor
 
-        return SingleThreadedExecutor()
-    return EventsExecutor()
+        return SingleThreadedExecutor(context=node.context)
+    return EventsExecutor(context=node.context)
 
 
 def spin_until(node: Node, stop: threading.Event) -> None:
