@@ -14,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 import threading
 import time
+import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +29,8 @@ from surrogait_core.runtime.dds_transport import frequent_announcements
 from surrogait_core.wire import go2_wire
 
 CMD_VEL_RATE_HZ = 20.0
+MAX_LOGGED_SPIN_ERRORS = 5  # tracebacks printed; later ones are only counted (spin_errors)
+MAX_SPIN_FAILURES_IN_A_ROW = 20  # the ROS thread gives up (spin_failure): a broken executor, not one bad message
 # Row layouts of the recordings. `save` writes the first 12 ground-truth and 5 odometry columns (the
 # session file the report reads, `report.GT`); `stamp` is the message's header stamp and `arrival` the
 # wall-clock time it arrived (both on the clock the simulator and the estimator stamp with).
@@ -135,6 +139,8 @@ class Operator:
         self._executor = SingleThreadedExecutor(context=self.context)
         self._executor.add_node(n)
         self._stop = threading.Event()
+        self.spin_errors: list[str] = []  # exceptions out of callbacks, in order (the thread went on after each)
+        self.spin_failure = ""  # set when the ROS thread gave up: every wait raises with it
         self._thread = threading.Thread(target=self._spin, name="operator", daemon=True)
         self._thread.start()
 
@@ -159,13 +165,27 @@ class Operator:
         return time.monotonic() - self.t0
 
     def _spin(self) -> None:
+        """The operator's ROS thread. An exception out of a callback is logged with its traceback and the thread
+        goes on: re-raised, it once ended this thread unseen (a daemon thread's traceback went to a pipe nobody
+        read), and every later wait for ground truth timed out at 60 s (rehearsal log 2026-12-07). If callbacks keep
+        failing, the thread stops and every wait says why (`spin_failure`)."""
+        failures_in_a_row = 0
         while not self._stop.is_set():
             try:
                 self._executor.spin_once(timeout_sec=0.05)
-            except Exception:  # the context is shut down on close
-                if not self.context.ok():
+                failures_in_a_row = 0
+            except Exception as e:
+                if not self.context.ok():  # the context is shut down on close
                     return
-                raise
+                failures_in_a_row += 1
+                self.spin_errors.append(f"{type(e).__name__}: {e}")
+                if len(self.spin_errors) <= MAX_LOGGED_SPIN_ERRORS:
+                    print(f"operator: a ROS callback failed (the operator goes on):\n{traceback.format_exc()}",
+                          file=sys.stderr, flush=True)
+                if failures_in_a_row >= MAX_SPIN_FAILURES_IN_A_ROW:
+                    self.spin_failure = f"its ROS thread stopped after {failures_in_a_row} failures in a row, the " \
+                                        f"last: {self.spin_errors[-1]}"
+                    return
 
     def _on_ground_truth(self, msg) -> None:
         p, v, w = msg.pose.pose.position, msg.twist.twist.linear, msg.twist.twist.angular
@@ -336,6 +356,9 @@ class Operator:
         """Until `predicate()`; SessionError after `timeout_s`, or at once when `abort_on()` gives a reason."""
         deadline = time.monotonic() + timeout_s
         while not predicate():
+            if self.spin_failure:
+                raise SessionError(f"the operator cannot see the rehearsal ({self.spin_failure}) while waiting for "
+                                   f"{what}")
             reason = abort_on() if abort_on is not None else None
             if reason:
                 raise SessionError(reason)
