@@ -19,13 +19,14 @@ from std_srvs.srv import Trigger
 
 from surrogait_core.runtime.ros_node import node_executor, spin_until
 
+DOMAIN = 92  # unused elsewhere in tests/
 HAS_EVENTS_EXECUTOR = hasattr(rclpy.experimental, "EventsExecutor")
 
 
 @pytest.fixture
 def context():
     ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=97)
+    rclpy.init(context=ctx, domain_id=DOMAIN)
     yield ctx
     rclpy.try_shutdown(context=ctx)
 
