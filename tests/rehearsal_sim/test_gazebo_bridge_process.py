@@ -60,23 +60,30 @@ def test_lowcmds_through_the_bridge_stand_the_standin_robot_up(gazebo_side, run_
     # every node's ROS participant is on UDP alone (surrogait_core/runtime/dds_transport.py)
     assert not any(name.startswith("dds.shm") for name in thread_names(bridge.process.pid)), bridge.log[:1500]
     assert not any(name.startswith("dds.shm") for name in thread_names(standin.process.pid)), standin.log[:1500]
-    report = run_client("--mode", "stand", "--duration", "3.0", "--rate-hz", "500")
+    report = run_client("--mode", "stand", "--duration", "3.0")
     assert bridge.stop(signal.SIGINT, 30) == 0, bridge.log
     assert standin.stop(signal.SIGINT, 60) == 0, standin.log
+    stalls = f"bridge stalls (ms): {logged_stalls_ms(bridge.log)}"
 
     rows = report["rows"]
-    assert report["lowcmds_written"] > 500 and len(rows) > 250
+    assert report["lowcmds_written"] > 50 and len(rows) > 250
     assert all(r["crc_ok"] for r in rows), "every rt/lowstate carries a valid CRC"
     ticks = np.array([r["tick"] for r in rows])
     assert np.all(np.diff(ticks) > 0), "one LowState per new Gazebo state, ticks in simulated ms"
     assert np.median(np.diff(ticks)) == pytest.approx(4.0), "lowstate_rate_hz 250 of the 500 Hz joint states"
-    assert sum(report["last_foot_force"]) == pytest.approx(SPEC.total_mass_kg * 9.81, rel=0.15)
-    np.testing.assert_allclose(report["last_joint_pos"], SPEC.default_joint_pos, atol=0.15)
+    assert sum(report["last_foot_force"]) == pytest.approx(SPEC.total_mass_kg * 9.81, rel=0.15), stalls
     assert "LowCmds accepted" in bridge.log and "dropped 0;" in bridge.log, bridge.log[-1500:]
 
     log = np.load(log_path)
     z = log["base_pos_w"][:, 2]
-    assert z[0] < 0.1 and z[-1] == pytest.approx(SPEC.standing_base_height_m, abs=0.03)
+    assert z[0] < 0.1 and z[-1] == pytest.approx(SPEC.standing_base_height_m, abs=0.03), stalls
+    # The last LowState's joints are the stand-in's at that tick (its recording's row within 10 ms of it).
+    row = np.argmin(np.abs(log["time_s"] - ticks[-1] / 1000.0))
+    assert abs(log["time_s"][row] - ticks[-1] / 1000.0) <= 0.0101
+    np.testing.assert_allclose(report["last_joint_pos"], log["joint_pos"][row], atol=0.02, err_msg=stalls)
+    # Standing near the default pose, not on it: the feet planted wide while lying keep the hips ~0.12 rad out and
+    # the knees ~0.13 rad more bent against the PD (kp 40, ~5 N·m), as go2_sim stands up from the same commands.
+    np.testing.assert_allclose(log["joint_pos"][-1], SPEC.default_joint_pos, atol=0.2, err_msg=stalls)
     tau = log["joint_tau"]
     assert np.all(tau[0] == 0.0), "passive until the first LowCmd"
     assert np.all(np.abs(tau) <= SPEC.joint_torque_limit + 1e-9)
