@@ -47,8 +47,7 @@ def load_session(path: Path) -> dict:
             "sim_diagnostics": json.loads(str(z["sim_diagnostics"])) if "sim_diagnostics" in z else [],
             "segments": json.loads(str(z["segments"])),
             "gaits": json.loads(str(z["gaits"])) if "gaits" in z else [],
-            **({"ground_truth_stamp_unix_s": z["ground_truth_stamp_unix_s"]} if "ground_truth_stamp_unix_s" in z
-               else {}),
+            **{key: z[key] for key in ("ground_truth_stamp_unix_s", "ground_truth_arrival_unix_s") if key in z},
         }
 
 
@@ -138,7 +137,8 @@ def simulator_metrics(session: dict, sim_log: Path | None = None) -> dict:
     gap was 28 ms.
     """
     gt = session["ground_truth"]
-    out = {"ground_truth_max_gap_ms": float(np.diff(gt[:, 0]).max() * 1e3) if len(gt) > 1 else float("nan")}
+    arrival = session.get("ground_truth_arrival_unix_s", gt[:, 0] if len(gt) else gt)  # older sessions: rows by arrival
+    out = {"ground_truth_max_gap_ms": float(np.diff(arrival).max() * 1e3) if len(arrival) > 1 else float("nan")}
     if sim_log is not None and sim_log.is_file():
         with np.load(sim_log) as z:
             wall, sim_time = z["wall_time_s"], z["time_s"]
