@@ -41,6 +41,13 @@ normal scheduling (the monitor trusts its height only while it says it is fresh,
 otherwise): the stack then takes 146 % of the 2 cores, 124 % of it real-time
 (bench/results/rehearsal_cpu_share_standin_full_2cores.md), and walked 5 of 5 runs with no fault on a
 machine shared with other jobs (load average ~10). The package rates are tested by `bridge_and_policy`.
+
+On the 2-core AMD EPYC that CI now runs on (Python about twice as slow), even the half-rate stack does not fit:
+its real-time processes took 145-200 % of the 190 % Linux gives them (per second, from /proc), the policy node
+was damped for a 43 ms silence in the landing CI of 2026-12-07 and in 1 of 5 runs here, with the stand-in at
+normal scheduling its physics fell to 0.75 of real time, and LowStates at 125 Hz changed nothing (rehearsal log
+2026-12-07 (4)). So `full_deployment` runs where there are MIN_CPUS_FULL_STANDIN_REHEARSAL (3) CPUs or more and is
+skipped, saying why, on fewer: on 2 cores it is not tested, and a skip is not a pass.
 """
 
 import time
@@ -49,6 +56,7 @@ import numpy as np
 import pytest
 
 from surrogait_core.robot_spec import load_robot_spec
+from surrogait_rehearsal.harness.gazebo import MIN_CPUS_FULL_STANDIN_REHEARSAL, usable_cpus
 from surrogait_rehearsal.harness.operator import SessionError
 from surrogait_rehearsal.harness.session import Session, SessionConfig, walk_test_segments
 from surrogait_rehearsal.report import fall_metrics, load_session, read_fault_log, tracking_metrics
@@ -73,6 +81,10 @@ STACKS = {  # name: (deployment nodes beside the stand-in and the bridge, their 
 @pytest.mark.parametrize("stack", list(STACKS))
 def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, stack):
     nodes, params, bridge_rate_hz = STACKS[stack]
+    if stack == "full_deployment" and usable_cpus() < MIN_CPUS_FULL_STANDIN_REHEARSAL:
+        pytest.skip(f"the full deployment beside the Gazebo stand-in needs {MIN_CPUS_FULL_STANDIN_REHEARSAL} CPUs "
+                    f"and this process may use {usable_cpus()}: on 2 its real-time processes took 145-200 % of the "
+                    "190 % Linux allows them (rehearsal log 2026-12-07 (4)); not tested here")
     # No session recorder: on 2 cores this test keeps to the processes it judges (the recorder's own tests:
     # tests/recorder; the demo's Gazebo stand-in session records).
     config = SessionConfig(tmp_path, domain=DOMAIN, simulator="gazebo-standin", nodes=nodes, params=params,
