@@ -33,8 +33,8 @@ MAX_LOGGED_SPIN_ERRORS = 5  # tracebacks printed; later ones are only counted (s
 MAX_SPIN_FAILURES_IN_A_ROW = 20  # the ROS thread gives up (spin_failure): a broken executor, not one bad message
 # Row layouts of the recordings. `save` writes the first 12 ground-truth and 5 odometry columns (the
 # session file the report reads, `report.GT`); `stamp` is the message's header stamp and `arrival` the
-# wall-clock time it arrived (both on the clock the simulator and the estimator stamp with).
-# t: when the state was (state_time), on the session clock
+# wall-clock time it arrived (both on the clock the simulator and the estimator stamp with). A ground-truth
+# row's `t` is when the state was (`state_time`), an odometry row's when it arrived, both on the session clock.
 GROUND_TRUTH_COLUMNS = ("t", "x", "y", "z", "roll", "pitch", "vx", "vy", "vz", "wx", "wy", "wz", "stamp", "arrival")
 ODOMETRY_COLUMNS = ("t", "vx", "vy", "vz", "z", "stamp", "arrival", "x", "y", "z_var")  # z_var: pose.covariance[14]
 COMMAND_COLUMNS = ("t", "vx", "vy", "yaw_rate")
