@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from surrogait_core.wire import go1_wire
-from surrogait_recorder.wire_taps import UdpWireTap
+from surrogait_recorder.wire_taps import KERNEL_BYTES_PER_LOWCMD, UdpWireTap
 
 BESIDE_REHEARSALS = "an ephemeral port of its own and no real time"
 
@@ -80,6 +80,8 @@ def test_what_the_kernel_drops_while_nobody_reads_is_counted():
         sender.close()
     assert 0 < tap.dropped < sent
     assert len(received) + tap.dropped == sent + 1, "every packet sent is either recorded or counted as dropped"
+    assert abs(queued * KERNEL_BYTES_PER_LOWCMD - tap.receive_buffer_bytes) < 0.1 * tap.receive_buffer_bytes, \
+        f"the kernel held {queued} LowCmds in {tap.receive_buffer_bytes} B: not what receive_buffer_s assumes"
 
 
 def _has_more(tap: UdpWireTap) -> bool:

@@ -59,6 +59,8 @@ def _not_spun(_msg) -> None:
     raise AssertionError("the recorder's node is not spun: `take` reads its subscriptions")
 
 
+MIN_RECEIVE_BUFFER_S = 2.0  # below this the recorder warns: a loaded robot computer stalls it for seconds
+
 SDK_JOINTS = tuple(f"{leg}_{j}" for leg in ("FR", "FL", "RR", "RL") for j in ("hip", "thigh", "calf"))
 
 
@@ -92,7 +94,14 @@ class SessionRecorder(Node):
             for topic in topics.GO1_WIRE_TOPICS:
                 self.log.add_channel(topic.resolved, topic.type_name, ros_message_definition(topic.type_name))
             self._wire = UdpWireTap(p.udp_record_port, self._on_go1_lowstate, self._on_go1_lowcmd)
-            wire = f"the Go1's packets copied by the safety monitor's gateway to 127.0.0.1:{p.udp_record_port}"
+            wire = (f"the Go1's packets copied by the safety monitor's gateway to 127.0.0.1:{p.udp_record_port} "
+                    f"(the kernel queues {self._wire.receive_buffer_s:.1f} s of them)")
+            if self._wire.receive_buffer_s < MIN_RECEIVE_BUFFER_S:
+                self.get_logger().warning(
+                    f"session recorder: the kernel grants {self._wire.receive_buffer_bytes >> 10} KiB of receive "
+                    f"buffer, {self._wire.receive_buffer_s:.1f} s of the Go1's packets: a busy moment longer than "
+                    "that drops packets from the recording (counted); raise it with "
+                    "`sudo sysctl -w net.core.rmem_max=4194304`")
         else:
             wire = "no wire (udp_record_port 0)"
         self.get_logger().info(f"{READY_LINE} {self.path}: {len(topics.ROS_TOPICS)} ROS topics and {wire}")
@@ -163,6 +172,8 @@ class SessionRecorder(Node):
                                       "the recorder read them (its receive buffer was full: the machine too busy)")
         metadata = {"robot": p.robot, "started_unix_ns": self.started_ns, "ended_unix_ns": time.time_ns(),
                     "policy_path": p.policy_path, "messages": sum(counts.values()), "wire_packets_dropped": dropped,
+                    **({"wire_receive_buffer_s": round(self._wire.receive_buffer_s, 2)}
+                       if isinstance(self._wire, UdpWireTap) else {}),
                     **{f"count {topic}": n for topic, n in sorted(counts.items())}}
         if p.policy_path and Path(p.policy_path).is_file():
             metadata["policy_sha256"] = hashlib.sha256(Path(p.policy_path).read_bytes()).hexdigest()

@@ -20,7 +20,14 @@ from collections.abc import Callable
 from surrogait_core.wire import go1_wire
 
 WIRE_HISTORY_DEPTH = 512  # samples of each topic DDS keeps between takes: 1 s of a 500 Hz stream
-UDP_RECEIVE_BUFFER_BYTES = 1 << 20  # ~1 s of both Go1 streams queued in the kernel while the thread is late
+# What the kernel may queue while the recorder is starved of CPU (a normal-priority process beside real-time
+# ones): Linux charges a datagram's whole kernel buffer, not its payload (measured on loopback: 1280 B for a 614 B
+# LowCmd, 2304 B for an 807 B LowState), and both streams run at 500 Hz, so 8 MiB holds ~4.7 s. 1 MiB (~1.2 s)
+# overflowed once on a 2-core CI machine (442 packets: docs/rehearsal-log.md 2026-12-07 (5)). Linux grants at most
+# twice net.core.rmem_max: the tap reads back what it got.
+UDP_RECEIVE_BUFFER_BYTES = 8 << 20
+KERNEL_BYTES_PER_LOWCMD, KERNEL_BYTES_PER_LOWSTATE = 1280, 2304
+GO1_STREAM_HZ = 500.0  # a LowState and a LowCmd each
 # Linux's socket option for the count of datagrams the kernel dropped on a socket (Python's socket module does not
 # name it): each datagram then carries the total so far as ancillary data.
 SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
@@ -70,6 +77,7 @@ class UdpWireTap:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER_BYTES)
         self._socket.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
+        self.receive_buffer_bytes = self._socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         try:
             self._socket.bind(("127.0.0.1", port))
         except OSError as e:
@@ -103,6 +111,11 @@ class UdpWireTap:
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(data) >= _OVERFLOW.size:
                 self.dropped = _OVERFLOW.unpack_from(data)[0]  # the socket's total so far
+
+    @property
+    def receive_buffer_s(self) -> float:
+        """How long the kernel can queue the Go1's streams while the recorder does not read (then it drops)."""
+        return self.receive_buffer_bytes / ((KERNEL_BYTES_PER_LOWCMD + KERNEL_BYTES_PER_LOWSTATE) * GO1_STREAM_HZ)
 
     @property
     def pending(self) -> int:
