@@ -7,9 +7,11 @@
 The tests that start real processes or open DDS, ROS or UDP (a rehearsal needs the machine's real time, fixed DDS
 domains and UDP ports) run one at a time in one pytest run, in file order, as ever; the pure computations
 (training, the core's unit tests, the nodes' logic on synthetic samples, the docs) run in a second pytest at the
-same time, at the lowest CPU priority (nice 19): the rehearsal's real-time processes preempt them anyway, and so
-do its ordinary ones (nodes starting up, the test's own operator), which took seconds longer per session when the
-two halves shared the CPU as equals. Which
+same time, at the lowest CPU priority: nice 19 in a session of their own at 19 (where Linux shares the CPU between
+sessions first, a niceness alone ranks a process only within its session, and the "nice 19" half took a third of
+the CPU from the rehearsals' normal-priority processes: docs/rehearsal-log.md 2026-12-07 (6)). The rehearsal's
+processes, real-time or not, then preempt them. They run on `PURE_WORKERS` pytest-xdist workers, a file to a
+worker: one pytest is one core, and the rehearsals, paced by real time, leave much of the machine idle. Which
 half a test file belongs to is decided here from what its module uses (a process, a node, a wire), not from its
 folder, so a new test needs no marker: the rehearsals are the long pole, and the pure tests beside them in the
 node folders (the estimator's minute of synthetic standing, the safety rules) would only lengthen it. A file that
@@ -20,12 +22,13 @@ half is printed as it runs; the other half's output follows once it is done.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from surrogait_core.runtime.realtime import set_session_niceness
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
@@ -54,6 +57,9 @@ BESIDE_REHEARSALS = re.compile(r"^BESIDE_REHEARSALS = \S", re.MULTILINE)
 # path's rehearsals with the MuJoCo stand-in (the bridge's processes, its walk, its launch files), 75 s of
 # real-time sessions that took the serial half to 488 s on a slow day; the Gazebo path is an optional simulator.
 OWN_TARGET = re.compile(r"""^OWN_TARGET = \(?\s*["']make test-([\w-]+):""", re.MULTILINE)
+
+
+PURE_WORKERS = 2  # pytest-xdist workers for the pure computations (each file's tests stay on one worker)
 
 
 def own_target(path: Path) -> str | None:
@@ -102,8 +108,10 @@ def main(argv: list[str]) -> int:
         return subprocess.call([*pytest, *argv], cwd=ROOT)  # the tests named: one run
     processes, others = halves()
     with tempfile.TemporaryFile("w+") as buffered:
-        computations = subprocess.Popen([*pytest, *argv, *others], cwd=ROOT, stdout=buffered,
-                                        stderr=subprocess.STDOUT, text=True, preexec_fn=lambda: os.nice(19))
+        workers = ["-n", str(PURE_WORKERS), "--dist", "loadfile"]
+        computations = subprocess.Popen([*pytest, *workers, *argv, *others], cwd=ROOT, stdout=buffered,
+                                        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                                        preexec_fn=lambda: set_session_niceness(19))
         try:
             process_code = subprocess.call([*pytest, *argv, *processes], cwd=ROOT)
             computation_code = computations.wait()

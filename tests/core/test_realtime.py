@@ -96,3 +96,17 @@ def test_a_priority_the_kernel_refuses_leaves_normal_scheduling_and_says_why():
 def test_priority_0_leaves_the_scheduling_alone_and_says_nothing():
     r = enter_realtime_in_a_child(0)
     assert not r["entered"] and r["log"] == [] and r["main"] == r["worker"] == os.SCHED_OTHER
+
+
+def test_a_session_leader_lowers_its_whole_sessions_share_not_only_its_own_niceness():
+    """Where Linux shares the CPU between sessions first (autogroup), a process's niceness alone does not lower
+    its session's share: `set_session_niceness` sets both, in a process that leads its own session."""
+    probe = ("import os; from surrogait_core.runtime.realtime import set_session_niceness as s; "
+             "ok = s(19); print(ok, os.getpriority(os.PRIO_PROCESS, 0)); "
+             "print(open('/proc/self/autogroup').read().strip() if os.path.exists('/proc/self/autogroup') else '')")
+    out = subprocess.run([sys.executable, "-c", probe], start_new_session=True, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "True 19"
+    autogroup = out[1] if len(out) > 1 else ""
+    if autogroup:  # e.g. "/autogroup-4371 nice 19"; absent where the kernel has no autogroups
+        assert autogroup.endswith("nice 19"), autogroup

@@ -13,10 +13,11 @@ from surrogait_rehearsal.harness.session import Session, SessionConfig
 
 Z_VAR = 14  # pose.covariance index of var(z)
 TRUSTED_Z_STD_M = 0.05  # the monitor uses the odometry height only below this std
-# Scheduled by the packages' parameters files (SCHED_FIFO where permitted, the simulator above the estimator:
-# the simulator stands in for the robot's real-time firmware): the height is then trusted whenever the node
-# keeps up. Under normal scheduling on a machine loaded by other work, the stream and the node run late and the
-# node rightly says so.
+# Scheduled by the packages' parameters files: the simulator in real time (it stands in for the robot's firmware),
+# the estimator at normal scheduling (estimator.yaml: nothing it publishes is in the control path). The height is
+# trusted whenever the node keeps up; on a machine loaded by other work it runs late and rightly says so (`make
+# test` runs its other half in a session of its own at niceness 19, which keeps it from taking a third of the CPU
+# the node needs: docs/rehearsal-log.md 2026-12-07 (6)).
 
 
 @pytest.mark.rehearsal

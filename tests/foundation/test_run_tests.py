@@ -77,7 +77,8 @@ def test_a_file_that_starts_processes_but_needs_no_real_time_says_so_and_runs_be
         assert run_tests.starts_processes(ROOT / name) and name in others, name
 
 
-def test_the_files_beside_the_rehearsals_use_a_dds_domain_no_serial_file_uses():
+def test_the_files_beside_the_rehearsals_use_a_dds_domain_no_serial_file_uses_nor_each_other():
+    """Beside the rehearsals and on two workers at once (run_tests.PURE_WORKERS): a domain each."""
     domains = {}
     for name in (*run_tests.halves()[0], *BESIDE):
         text = (ROOT / name).read_text()
@@ -85,3 +86,5 @@ def test_the_files_beside_the_rehearsals_use_a_dds_domain_no_serial_file_uses():
     serial = set().union(*(domains[n] for n in run_tests.halves()[0]))
     for name in BESIDE:
         assert not domains[name] & serial, (name, domains[name] & serial)
+        for other in BESIDE:
+            assert other == name or not domains[name] & domains[other], (name, other, domains[name] & domains[other])

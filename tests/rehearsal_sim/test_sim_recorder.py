@@ -53,16 +53,21 @@ def test_a_stalled_writer_never_holds_up_the_physics_thread(tmp_path):
     sim = Go2Sim(SimConfig(initial_pose="stand"))
     rec = SimRecorder(tmp_path / "sim.npz", sim, rate_hz=500.0)
     os.kill(rec._proc.pid, signal.SIGSTOP)  # a writer that gets no CPU (or a disk that never answers)
-    longest = 0.0
+    calls_s = []
     try:
         for _ in range(2000):  # 4 s of rows: more than its pipe holds
             sim.step(None)
             t0 = time.perf_counter()
             rec.maybe_record(None, lambda: (0, 0), lowstate_enabled=True)
-            longest = max(longest, time.perf_counter() - t0)
+            calls_s.append(time.perf_counter() - t0)
     finally:
         os.kill(rec._proc.pid, signal.SIGCONT)
-    assert longest < 0.005, f"a call waited {longest * 1e3:.1f} ms"
+    # A call that waited for the writer would wait in every call once the pipe is full (most of them); this test
+    # process runs at normal scheduling beside other work, so a handful of calls may be preempted (one took
+    # 5.3 ms in a `make test`): judged on the 99th percentile, and no call near a control period.
+    p99_s, longest_s = np.percentile(calls_s, 99), max(calls_s)
+    assert p99_s < 0.005 and longest_s < 0.02, \
+        f"calls waited: 99th percentile {p99_s * 1e3:.1f} ms, longest {longest_s * 1e3:.1f} ms"
     assert rec.rows_dropped > 0 and rec.num_rows + rec.rows_dropped == 2000, "what did not fit is counted"
     rec.close()
     with np.load(tmp_path / "sim.npz") as log:

@@ -52,6 +52,29 @@ def enter_realtime(priority: int, logger: _Logger | None = None, *, this_thread_
     return True
 
 
+def set_session_niceness(niceness: int) -> bool:
+    """This process's niceness, and its session's where Linux shares CPU time between sessions (autogroup).
+
+    With `kernel.sched_autogroup_enabled` (most distributions' default) the scheduler shares the CPU first between
+    sessions, each weighted by its autogroup's niceness, and a process's own niceness only ranks it within its
+    session: a `nice -n 19` job in a session of its own took a third of 2 cores from two busy processes of other
+    sessions here, and 3 % once its session was at 19 as well (docs/rehearsal-log.md 2026-12-07 (6)). So a process
+    that leads a session of its own (started with setsid, as the rehearsal's children are) sets both. Call it only
+    in a session leader: the niceness is the whole session's. False where the process's niceness is not permitted
+    (a negative one needs CAP_SYS_NICE); where there are no autogroups its own niceness is all there is.
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+    except OSError:
+        return False
+    try:
+        with open("/proc/self/autogroup", "w") as autogroup:
+            autogroup.write(str(niceness))
+    except OSError:
+        pass  # a kernel without autogroups, or with them off
+    return True
+
+
 def freeze_startup_objects() -> int:
     """Keep CPython's full garbage collections out of a process that must answer within milliseconds.
 
