@@ -118,8 +118,12 @@ def test_shipped_policy_stands_up_and_walks_through_the_gazebo_bridge(tmp_path, 
         f"mean vx per segment: {per_segment}")
 
     # The bridge judged every LowCmd (CRC, head, level flag) and dropped none, kept its rate, and never saw
-    # Gazebo go silent.
-    assert bridge_status["lowcmd_dropped"] == "0" and int(bridge_status["lowcmd_accepted"]) > 500 * 10
+    # Gazebo go silent. Its count is the status read after the final damp: at least the policy node's 500 Hz
+    # stream from WALK to DAMP (a fixed 5000 failed a CI at 4410: the session is ~10 s of LowCmds in all).
+    walking_s = (next(t for t, state in reversed(recorded["policy_states"]) if state == "DAMP")
+                 - next(t for t, state in recorded["policy_states"] if state == "WALK"))
+    assert bridge_status["lowcmd_dropped"] == "0", bridge_status
+    assert int(bridge_status["lowcmd_accepted"]) > 0.8 * 500 * walking_s, (walking_s, bridge_status)
     assert float(bridge_status["loop_rate_hz"]) > 0.9 * bridge_rate_hz, bridge_status
     assert bridge_status["gazebo_state"] == "fresh" and bridge_status["input_errors"] == "0"
     with np.load(standin_log) as log:
