@@ -162,19 +162,20 @@ class SessionRecorder(Node):
     # --- the end -----------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        if isinstance(self._wire, UdpWireTap):
-            self._wire.stop()
-            self._wire.take()  # what arrived between the loop's last take and the tap's stop
+        udp = self._wire if isinstance(self._wire, UdpWireTap) else None
+        if udp is not None:
+            udp.stop()
+            udp.take()  # what arrived between the loop's last take and the tap's stop
         p, counts = self.params, self.log.counts
-        dropped = self._wire.dropped if isinstance(self._wire, UdpWireTap) else 0
+        dropped = udp.dropped if udp is not None else 0
         if dropped:
             self.get_logger().warning(f"session recorder: the kernel dropped {dropped} of the Go1's packets before "
                                       "the recorder read them (its receive buffer was full: the machine too busy)")
         metadata = {"robot": p.robot, "started_unix_ns": self.started_ns, "ended_unix_ns": time.time_ns(),
                     "policy_path": p.policy_path, "messages": sum(counts.values()), "wire_packets_dropped": dropped,
-                    **({"wire_receive_buffer_s": round(self._wire.receive_buffer_s, 2)}
-                       if isinstance(self._wire, UdpWireTap) else {}),
                     **{f"count {topic}": n for topic, n in sorted(counts.items())}}
+        if udp is not None:
+            metadata["wire_receive_buffer_s"] = round(udp.receive_buffer_s, 2)
         if p.policy_path and Path(p.policy_path).is_file():
             metadata["policy_sha256"] = hashlib.sha256(Path(p.policy_path).read_bytes()).hexdigest()
         self.log.add_metadata("surrogait_session", metadata)
