@@ -73,6 +73,28 @@ def test_a_mixed_run_can_start_its_robots_spread_over_the_curriculum():
         make_env("env.terrain=mixed", "env.terrain_start_level_max=4")
 
 
+def test_a_mixed_run_climbs_the_curriculum_levels_it_is_given():
+    env = make_env("env.terrain=mixed", "env.terrain_kinds=[stairs]", "env.terrain_levels=[0.5,0.6,0.7]",
+                   "env.terrain_start_level_max=2")
+    assert env.terrain_levels == (0.5, 0.6, 0.7)
+    rows = np.ones(env.num_envs, dtype=bool)
+    env.terrain_level[:] = 2
+    env.crossed[:] = True
+    env._update_curriculum(rows, np.zeros(env.num_envs, dtype=bool))
+    assert np.all(env.terrain_level == 2)  # the top level is the last
+    env._set_terrain_levels(np.ones(env.num_envs, dtype=np.int64))
+    env._reset_rows(rows)
+    expected = make_terrain("stairs", seed=1, difficulty=0.6).height_at(2.5, 0.1)  # a 6 cm riser's plateau
+    assert ray_height(env.physics.models[0], 2.5) == pytest.approx(expected, abs=1e-3)
+    assert env.terrain_difficulty == {"stairs": pytest.approx(0.6)}
+
+
+@pytest.mark.parametrize("levels", ["[]", "[0.5,0.5]", "[0.7,0.6]", "[0.5,1.5]"])
+def test_a_curriculum_that_is_not_a_ladder_is_refused(levels):
+    with pytest.raises(ValueError, match="env.terrain_levels .*easiest first"):
+        make_env("env.terrain=mixed", f"env.terrain_levels={levels}")
+
+
 def test_an_unknown_terrain_is_refused():
     with pytest.raises(ValueError, match="env.terrain 'ice'"):
         make_env("env.terrain=ice")

@@ -68,13 +68,17 @@ class EnvConfig:
     terrain: str = "flat"
     terrain_difficulty: float = 1.0
     terrain_seed: int = 0
-    # "mixed" only: robots start at a random curriculum level up to this index of env.TERRAIN_LEVELS (0: all at
+    # "mixed" only: robots start at a random curriculum level up to this index of terrain_levels (0: all at
     # the easiest), legged_gym's max_init_terrain_level; a fine-tune restarted from a policy file need not
     # climb the curriculum again from the bottom
     terrain_start_level_max: int = 0
     # "mixed" only: the course kinds (of surrogait_core.terrain.TERRAINS) the robots are dealt in turn; [] = all of
     # them. A stage for one hard course (stairs) keeps some flat robots: [flat, stairs] is half and half.
     terrain_kinds: list[str] = dataclasses.field(default_factory=list)
+    # "mixed" only: the curriculum's difficulties, easiest first (legged_gym's terrain rows). A robot that crossed
+    # its course moves one level up, one that fell before crossing one down: a step it cannot yet take is a fall and
+    # back, so a finer ladder lets a skill grow by what it can nearly do (10 cm stairs: 5, 6, ... 10 cm risers).
+    terrain_levels: list[float] = dataclasses.field(default_factory=lambda: [0.25, 0.5, 0.75, 1.0])
     # "mixed" only: robots on a course (not flat ground) are steered along it, legged_gym's heading command: no
     # sideways command, and a yaw rate of this gain (rad/s per rad) times their heading's error from the course's
     # direction, within ang_vel_yaw; flat robots keep every command. 0 = courses get the commands as drawn (a robot

@@ -44,9 +44,9 @@ from surrogait_core.terrain import COURSE_END_X, COURSE_WIDTH_M, TERRAINS, X_RAN
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.devices import env_device, jax_device_name
 from surrogait_train.env import (
-    TERRAIN_LEVELS,
     LocomotionEnv,
     Transition,
+    curriculum_levels,
     dealt_course_kinds,
     gait_command_ranges,
     make_contract,
@@ -124,16 +124,14 @@ class DeviceLocomotionEnv:
 
         if cfg.terrain not in ("mixed", *TERRAINS):
             raise ValueError(f"env.terrain {cfg.terrain!r}: expected one of {', '.join(TERRAINS)} or mixed")
-        if not 0 <= cfg.terrain_start_level_max < len(TERRAIN_LEVELS):
-            raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
-                             f"{len(TERRAIN_LEVELS) - 1} (an index into the curriculum's levels {TERRAIN_LEVELS})")
+        self.terrain_levels = curriculum_levels(cfg)
         self.mixed_terrain = cfg.terrain == "mixed"
         # the courses, in the order of their rows in the tables: (kind, level) for mixed terrain, else the one
         if cfg.terrain == "flat":
             courses = []
         elif self.mixed_terrain:
             courses = [make_terrain(kind, cfg.terrain_seed + level, difficulty, cfg.terrain_cell_m)
-                       for kind in TERRAINS for level, difficulty in enumerate(TERRAIN_LEVELS)]
+                       for kind in TERRAINS for level, difficulty in enumerate(self.terrain_levels)]
         else:
             courses = [make_terrain(cfg.terrain, cfg.terrain_seed, cfg.terrain_difficulty, cfg.terrain_cell_m)]
         self.terrain = courses[0] if courses else None  # the model's own layout (as LocomotionEnv's `terrain`)
@@ -174,7 +172,7 @@ class DeviceLocomotionEnv:
         self._gait_vx = torch.tensor(gait_command_ranges(cfg), dtype=torch.float64, device=dev)  # (G, 2)
         self._command_low = torch.tensor([cfg.lin_vel_x[0], cfg.lin_vel_y[0], cfg.ang_vel_yaw[0]], device=dev)
         self._command_high = torch.tensor([cfg.lin_vel_x[1], cfg.lin_vel_y[1], cfg.ang_vel_yaw[1]], device=dev)
-        self._terrain_levels = torch.tensor(TERRAIN_LEVELS, dtype=torch.float64, device=dev)
+        self._terrain_levels = torch.tensor(self.terrain_levels, dtype=torch.float64, device=dev)
         r = self.randomization
         self._noise = [(term, getattr(r, key)) for term, key in NOISE_TERMS if getattr(r, key) > 0] if r else []
         # robots per course kind (mixed terrain: env.terrain_kinds dealt in turn), for the curriculum's per-kind means
@@ -484,7 +482,7 @@ class DeviceLocomotionEnv:
         """Each robot's row of the course tables (N,)."""
         if not self.mixed_terrain:
             return torch.zeros_like(self.terrain_kind)
-        return self.terrain_kind * len(TERRAIN_LEVELS) + self.terrain_level
+        return self.terrain_kind * len(self.terrain_levels) + self.terrain_level
 
     def _ground_at(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Ground heights (m, float64) at world points (x, y) of shape (N, ...): row i on robot i's course;
@@ -587,7 +585,7 @@ class DeviceLocomotionEnv:
             info["terrain_difficulty"] = self._terrain_difficulty()  # how far up each course's robots are
             up = (done & self.crossed).long()
             down = (done & fell & ~self.crossed).long()
-            self.terrain_level = (self.terrain_level + up - down).clamp(0, len(TERRAIN_LEVELS) - 1)
+            self.terrain_level = (self.terrain_level + up - down).clamp(0, len(self.terrain_levels) - 1)
         self._reset_where(done, resample)
         state = state.where(done, self._sim_state())
         self.state = state

@@ -70,7 +70,7 @@ from surrogait_train.surrogate import RobotDynamics
 Transition = Callable[[RobotState, torch.Tensor, RobotState, torch.Tensor, RobotDynamics], RobotState]
 
 
-TERRAIN_LEVELS = (0.25, 0.5, 0.75, 1.0)  # a mixed-terrain curriculum's difficulties (surrogait_core.terrain)
+TERRAIN_LEVELS = tuple(EnvConfig().terrain_levels)  # the default curriculum's difficulties (surrogait_core.terrain)
 # m: how far ahead of a foot's centre a riser counts as in its way: the foot's radius (2 cm) and about what a swinging
 # foot travels in one control period (1.5 m/s for 20 ms)
 RISER_LOOKAHEAD_M = 0.05
@@ -83,6 +83,18 @@ def dealt_course_kinds(kinds: list[str], num_robots: int) -> np.ndarray:
         raise ValueError(f"env.terrain_kinds: unknown {', '.join(map(repr, unknown))}; expected some of "
                          f"{', '.join(TERRAINS)}")
     return np.array([TERRAINS.index(k) for k in kinds])[np.arange(num_robots) % len(kinds)]
+
+
+def curriculum_levels(cfg: EnvConfig) -> tuple[float, ...]:
+    """Mixed terrain: the curriculum's difficulties (env.terrain_levels), checked, with the start level against them."""
+    levels = tuple(float(d) for d in cfg.terrain_levels)
+    if not levels or any(not 0.0 < d <= 1.0 for d in levels) or np.any(np.diff(levels) <= 0):
+        raise ValueError(f"env.terrain_levels {list(cfg.terrain_levels)}: expected difficulties in (0, 1], "
+                         "easiest first, each harder than the last (e.g. [0.5, 0.6, 0.7, 0.8, 0.9, 1.0])")
+    if not 0 <= cfg.terrain_start_level_max < len(levels):
+        raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
+                         f"{len(levels) - 1} (an index into the curriculum's levels {list(levels)})")
+    return levels
 
 
 def gait_command_ranges(cfg: EnvConfig) -> list[tuple[float, float]]:
@@ -199,11 +211,9 @@ class LocomotionEnv:
         self.gait_phase = np.zeros(n)
         self.start_phase = np.zeros(n)  # cycles: where each episode's clock starts (EnvConfig.random_start_phase)
         # Mixed terrain: each robot's course kind (index into TERRAINS) and curriculum level (index into
-        # TERRAIN_LEVELS), the course its model holds now, and whether it crossed in this episode.
+        # self.terrain_levels), the course its model holds now, and whether it crossed in this episode.
         self.terrain_kind = dealt_course_kinds(cfg.terrain_kinds, n)
-        if not 0 <= cfg.terrain_start_level_max < len(TERRAIN_LEVELS):
-            raise ValueError(f"env.terrain_start_level_max {cfg.terrain_start_level_max}: expected 0.."
-                             f"{len(TERRAIN_LEVELS) - 1} (an index into the curriculum's levels {TERRAIN_LEVELS})")
+        self.terrain_levels = curriculum_levels(cfg)
         levels = np.zeros(n, dtype=np.int64)
         if self.mixed_terrain and cfg.terrain_start_level_max > 0:
             levels = self.rng.integers(0, cfg.terrain_start_level_max + 1, n)
@@ -447,7 +457,7 @@ class LocomotionEnv:
         key = (int(kind), int(level))
         if key not in self._courses:
             self._courses[key] = make_terrain(
-                TERRAINS[key[0]], self.cfg.terrain_seed + key[1], TERRAIN_LEVELS[key[1]], self.cfg.terrain_cell_m
+                TERRAINS[key[0]], self.cfg.terrain_seed + key[1], self.terrain_levels[key[1]], self.cfg.terrain_cell_m
             )
         return self._courses[key]
 
@@ -456,12 +466,12 @@ class LocomotionEnv:
         fell before crossing an easier one."""
         up = rows & self.crossed
         down = rows & fell & ~self.crossed
-        self._set_terrain_levels(np.clip(self.terrain_level + up - down, 0, len(TERRAIN_LEVELS) - 1))
+        self._set_terrain_levels(np.clip(self.terrain_level + up - down, 0, len(self.terrain_levels) - 1))
 
     def _set_terrain_levels(self, levels: np.ndarray) -> None:
         """Each robot's curriculum level, and each course's mean difficulty (the step info's, PPO's log)."""
         self.terrain_level = levels
-        difficulty = np.asarray(TERRAIN_LEVELS)[levels]
+        difficulty = np.asarray(self.terrain_levels)[levels]
         self.terrain_difficulty = {name: float(difficulty[self.terrain_kind == k].mean())
                                    for k, name in enumerate(TERRAINS) if (self.terrain_kind == k).any()}
 
