@@ -116,11 +116,12 @@ class Operator:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import Twist
         from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import Joy
         from std_msgs.msg import Bool, String
         from std_srvs.srv import SetBool, Trigger
+
+        from surrogait_core.runtime.ros_node import node_executor
 
         self._msg = types.SimpleNamespace(Twist=Twist, Joy=Joy, Bool=Bool, String=String)
         self._srv = {"Trigger": Trigger, "SetBool": SetBool}
@@ -151,7 +152,9 @@ class Operator:
         self._safety_pub = None  # made on the first publish_safety (transient local: delivered on matching)
         self._clients = {srv: n.create_client(self._srv[kind], srv) for srv, kind in SERVICES.values()}
         n.create_timer(1.0 / CMD_VEL_RATE_HZ, self._send_command)
-        self._executor = SingleThreadedExecutor(context=self.context)
+        # The nodes' executor (the EventsExecutor where this rclpy has one): the SingleThreadedExecutor rebuilt its
+        # wait set in Python at every message, a third of a core in every rehearsal's test process.
+        self._executor = node_executor(n)
         self._executor.add_node(n)
         self._stop = threading.Event()
         self.spin_errors: list[str] = []  # exceptions out of callbacks, in order (the thread went on after each)
