@@ -28,10 +28,10 @@ class RosProbe:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from nav_msgs.msg import Odometry
-        from rclpy.executors import SingleThreadedExecutor
         from std_msgs.msg import UInt8MultiArray
 
         from surrogait_core import interfaces
+        from surrogait_core.runtime.ros_node import node_executor
 
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
@@ -46,7 +46,7 @@ class RosProbe:
                                        (UInt8MultiArray, interfaces.CONTACTS, self.contacts),
                                        (DiagnosticArray, interfaces.DIAGNOSTICS, self.diagnostics)):
             self.node.create_subscription(msg_type, topic, self._keeper(store), 50)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor = node_executor(self.node)  # as the operator's: cheap per message where rclpy allows
         self.executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._stop = threading.Event()
