@@ -101,3 +101,34 @@ def test_the_surrogate_falls_along_the_tilted_gravity():
     nxt = sur(state, env.default_joint_pos.expand(2, -1), torch.zeros(2, 4))
     dv = (nxt.base_lin_vel_b - state.base_lin_vel_b) / env.control_dt
     torch.testing.assert_close(dv / 9.81, state.projected_gravity_b, atol=0.05, rtol=0)
+
+
+def _gaits_env(tilt_gaits: list[str], n: int = 32) -> LocomotionEnv:
+    r = RandomizationConfig(enabled=True, ground_tilt_deg=[10.0, 10.0], ground_tilt_gaits=tilt_gaits, **STILL)
+    cfg = EnvConfig(num_envs=n, num_threads=1, gaits=["trot", "pace", "bound", "gallop"],
+                    gait_lin_vel_x=[[0.0, 1.0], [0.0, 1.0], [0.5, 1.5], [0.5, 1.5]], gait_switch_prob=1.0,
+                    command_resample_s=0.1, episode_length_s=0.5)
+    e = LocomotionEnv(cfg, seed=0, randomization=r)
+    e.reset(seed=0, randomize_episode_start=False)
+    return e
+
+
+def test_only_the_gaits_named_get_the_slopes_and_a_robot_on_one_switches_only_among_them():
+    env = _gaits_env(["trot", "pace"])
+    climbing = {0, 1}  # trot, pace
+    seen_tilted, seen_level_fast = 0, 0
+    for _ in range(60):  # gait switches every 5 steps, new episodes every 25
+        env.step(torch.zeros(env.num_envs, env.action_size))
+        tilted = env.variation.tilted()
+        assert all(int(g) in climbing for g in env.gait_index[tilted])
+        seen_tilted += int(tilted.sum())
+        seen_level_fast += int((~tilted & ~np.isin(env.gait_index, list(climbing))).sum())
+    assert seen_tilted > 0 and seen_level_fast > 0
+
+
+def test_a_slope_gait_the_policy_does_not_have_is_refused_by_name():
+    with pytest.raises(ConfigError, match="canter not among the policy's gaits"):
+        _gaits_env(["trot", "canter"])
+    with pytest.raises(ConfigError, match="this policy has one gait"):
+        r = RandomizationConfig(enabled=True, ground_tilt_deg=[5.0, 10.0], ground_tilt_gaits=["trot"], **STILL)
+        LocomotionEnv(EnvConfig(num_envs=2, num_threads=1), seed=0, randomization=r)

@@ -149,6 +149,9 @@ class RandomizationConfig:
     # direction, where a course's ramp is a few seconds of an episode. [] = level ground. A tilt past the foot's
     # friction angle (atan of `friction`'s low end) slides whatever the policy does.
     ground_tilt_deg: list[float] = dataclasses.field(default_factory=list)
+    # A multi-gait policy's gaits that get those slopes ([] = every gait): a robot in another gait stands on level
+    # ground, and a robot on a slope switches only to one of these (the bound and the gallop are not asked to climb)
+    ground_tilt_gaits: list[str] = dataclasses.field(default_factory=list)
     joint_pos_noise_rad: float = 0.01
     joint_vel_noise_rad_s: float = 0.5
     gyro_noise_rad_s: float = 0.1
@@ -176,6 +179,11 @@ class RewardConfig:
     # gait's peaks clear of the safety monitor's torque rule, whose false damp on a robot is a fall (issue 34)
     torque_limits: float = 0.0
     soft_torque_limit_fraction: float = 0.7
+    # Which torque that term reads: "period_end", the PD law on the state each control period ends in; or
+    # "physics_peak", each joint's largest PD torque over the period's physics steps (a landing's impact included,
+    # which the period's end does not see and the monitor's estimated-torque rule does), its gradient through the
+    # targets as the PD law's, also past the motor's limit where the value stops
+    torque_limits_at: str = "period_end"
     swing_height: float = -40.0  # squared error of foot height to the clock's swing profile
     # squared shortfall of a swinging foot below that profile (0 above it, 0 in stance): what a blind policy can
     # meet on uneven ground, where swing_height asks each foot to land on ground it cannot see

@@ -124,6 +124,10 @@ class DeviceLocomotionEnv:
 
         if cfg.terrain not in ("mixed", *TERRAINS):
             raise ValueError(f"env.terrain {cfg.terrain!r}: expected one of {', '.join(TERRAINS)} or mixed")
+        if self.reward_cfg.torque_limits_at != "period_end":
+            raise ValueError(f"reward.torque_limits_at={self.reward_cfg.torque_limits_at}: the device-resident "
+                             "environment charges the torque at each period's end only (period_end); the "
+                             "physics steps' peak needs the CPU environment (env.backend=cpu)")
         self.terrain_levels = curriculum_levels(cfg)
         self.mixed_terrain = cfg.terrain == "mixed"
         # the courses, in the order of their rows in the tables: (kind, level) for mixed terrain, else the one

@@ -60,9 +60,10 @@ from surrogait_train.randomization import (
     sample_push,
     sample_push_interval_steps,
     sample_variation,
+    untilted_gaits,
     validate,
 )
-from surrogait_train.rewards import SWING_PROFILES, compute_rewards, gait_reference
+from surrogait_train.rewards import SWING_PROFILES, TORQUE_LIMITS_AT, compute_rewards, gait_reference
 from surrogait_train.state import RobotState, robot_state_from_mujoco
 from surrogait_train.surrogate import RobotDynamics
 
@@ -155,6 +156,8 @@ class LocomotionEnv:
         # Multi-gait: each robot's gait (index into contract.gaits) and its clock's phase (cycles), which
         # runs on at the gait's own rate, across switches.
         self.multi_gait = bool(self.contract.gaits)
+        if self.randomization is not None:
+            self._untilted_gaits = untilted_gaits(self.randomization, [g.name for g in self.contract.gaits])
         self._gait_periods = np.array([g.period_s for g in self.contract.gaits])  # (G,) s
         self._gait_offsets = np.array([g.phase_offsets for g in self.contract.gaits]).reshape(-1, 4)  # (G, 4)
         self.gait_vx_ranges = np.array(gait_command_ranges(cfg))
@@ -175,6 +178,9 @@ class LocomotionEnv:
         if cfg.gait_swing_profile not in SWING_PROFILES:
             raise ValueError(f"env.gait_swing_profile {cfg.gait_swing_profile!r}: expected one of "
                              f"{', '.join(SWING_PROFILES)}")
+        if self.reward_cfg.torque_limits_at not in TORQUE_LIMITS_AT:
+            raise ValueError(f"reward.torque_limits_at {self.reward_cfg.torque_limits_at!r}: expected one of "
+                             f"{', '.join(TORQUE_LIMITS_AT)}")
         self.mixed_terrain = cfg.terrain == "mixed"
         if cfg.terrain == "flat":
             self.terrain = None
@@ -186,6 +192,10 @@ class LocomotionEnv:
         )
         apply_model_variant(cfg.model_variant, self.model)
         self.physics = make_physics(self.model, cfg)
+        self.charges_physics_peak = self.reward_cfg.torque_limits_at == "physics_peak"
+        if self.charges_physics_peak and not hasattr(self.physics, "substep_controls"):
+            raise ValueError(f"reward.torque_limits_at=physics_peak reads every physics step's state, which "
+                             f"env.backend={cfg.backend} does not keep: use env.backend=cpu")
         self.kinematics = LegKinematics(self.model)
         self.action_scale = torch.tensor(self.contract.action.scale, dtype=torch.float32)
         self.action_offset = torch.tensor(self.contract.action.offset, dtype=torch.float32)
@@ -490,6 +500,18 @@ class LocomotionEnv:
         self.held_targets = np.array(joint_targets, dtype=np.float64)
         return self._sim_state(), torch.as_tensor(touch, dtype=torch.float32)
 
+    def peak_joint_state(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each joint's position and velocity (N, 12; SDK order) at the physics step of the last period where its
+        PD torque was largest in magnitude (with the targets that step held: a delayed robot's earlier ones)."""
+        states, targets = self.physics.substep_states, self.physics.substep_controls  # (N, S, ·)
+        layout, sdk = self.physics.layout, self.spec.sdk_from_model
+        q = states[..., layout.qpos][..., 7:][..., sdk]
+        dq = states[..., layout.qvel][..., 6:][..., sdk]
+        kp, kd = self.kp.double().numpy(), self.kd.double().numpy()
+        peak = np.abs(kp * (targets - q) - kd * dq).argmax(axis=1)[:, None, :]  # (N, 1, 12): the substep
+        at_peak = lambda x: torch.as_tensor(np.take_along_axis(x, peak, axis=1)[:, 0], dtype=torch.float32)  # noqa: E731
+        return at_peak(q), at_peak(dq)
+
     def foot_friction(self) -> float:
         """The sliding friction of a foot-ground contact in the model as built.
 
@@ -543,6 +565,7 @@ class LocomotionEnv:
             (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s,
             balance_step_gains=self.cfg.balance_step_gains, swing_profile=self.cfg.gait_swing_profile,
+            peak_joint_state=self.peak_joint_state() if self.charges_physics_peak else None,
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:
@@ -577,7 +600,12 @@ class LocomotionEnv:
         if resample.any():
             if self.multi_gait and self.cfg.gait_switch_prob > 0:
                 switch = resample & (self.rng.random(self.num_envs) < self.cfg.gait_switch_prob)
+                previous = self.gait_index.copy()
                 self.gait_index[switch] = self.rng.integers(0, len(self.contract.gaits), int(switch.sum()))
+                if self.randomization is not None and self._untilted_gaits.size:
+                    # a robot on a slope stays in a gait that climbs
+                    stay = self.variation.tilted() & np.isin(self.gait_index, self._untilted_gaits)
+                    self.gait_index[stay] = previous[stay]
             self._sample_commands(resample)
         if done_np.any():
             if self.mixed_terrain:
@@ -636,7 +664,11 @@ class LocomotionEnv:
             self.physics.models_changed(rows)
         if self.randomization is not None:
             dt = self.cfg.physics_dt_s
-            self.variation.assign(rows, sample_variation(self.randomization, self.rng, k, dt))
+            variation = sample_variation(self.randomization, self.rng, k, dt)
+            if self.multi_gait and self._untilted_gaits.size:
+                level = np.isin(self.gait_index[rows], self._untilted_gaits)
+                variation.gravity_dir_w[level] = (0.0, 0.0, -1.0)
+            self.variation.assign(rows, variation)
             self._apply_variation(np.flatnonzero(rows))
             self.next_push_step[rows] = sample_push_interval_steps(self.randomization, self.rng, k, self.control_dt)
         # not in place: last_action may be part of the autograd graph of a differentiable rollout

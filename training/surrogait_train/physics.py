@@ -171,6 +171,7 @@ class BatchedPhysics:
         touch_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{leg}_touch") for leg in SDK_LEG_ORDER]
         self.touch_adr = np.array([model.sensor_adr[i] for i in touch_ids])
         self.substep_states: np.ndarray | None = None
+        self.substep_controls: np.ndarray | None = None
 
     def state_from_qpos(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         """Full-physics state vectors (N, nstate) for the given joint configurations, at rest time 0."""
@@ -210,6 +211,7 @@ class BatchedPhysics:
             states, sensors = rollout.rollout(models, self.datas[:1], state, control, nstep=self.substeps)
         touch = sensors[:, :, self.touch_adr].mean(axis=1)
         self.substep_states = states  # (N, substeps, nstate): the motion between control steps (preflight)
+        self.substep_controls = control  # (N, substeps, 12): the targets each physics step held
         return states[:, -1], touch
 
     def close(self) -> None:

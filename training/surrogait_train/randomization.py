@@ -51,6 +51,10 @@ class RobotVariation:
         """Whether any robot's gravity is tilted (a slope, `RandomizationConfig.ground_tilt_deg`)."""
         return bool((self.gravity_dir_w[:, 2] > -1.0).any())
 
+    def tilted(self) -> np.ndarray:
+        """Which robots' gravity is tilted (N,) bool."""
+        return self.gravity_dir_w[:, 2] > -1.0
+
     def assign(self, rows: np.ndarray, other: RobotVariation) -> None:
         """Overwrite the robots `rows` (bool mask or indices) with `other`'s values (one per selected robot)."""
         for f in dataclasses.fields(self):
@@ -112,6 +116,21 @@ def sample_variation(cfg: RandomizationConfig, rng: np.random.Generator, k: int,
         variation.gravity_dir_w = tilted_gravity(rng.uniform(*np.radians(cfg.ground_tilt_deg), size=k),
                                                  rng.uniform(0, 2 * np.pi, size=k))
     return variation
+
+
+def untilted_gaits(cfg: RandomizationConfig, gait_names: list[str]) -> np.ndarray:
+    """The indices (into `gait_names`, a multi-gait contract's gaits) of the gaits `cfg.ground_tilt_gaits` leaves on
+    level ground; empty when every gait gets the slopes. ConfigError for a name the policy does not have."""
+    if not cfg.ground_tilt_gaits:
+        return np.zeros(0, dtype=np.int64)
+    if not gait_names:
+        raise ConfigError("randomization.ground_tilt_gaits names gaits of a multi-gait policy (env.gaits); this "
+                          "policy has one gait: leave it []")
+    unknown = sorted(set(cfg.ground_tilt_gaits) - set(gait_names))
+    if unknown:
+        raise ConfigError(f"randomization.ground_tilt_gaits: {', '.join(unknown)} not among the policy's gaits "
+                          f"({', '.join(gait_names)})")
+    return np.array([i for i, name in enumerate(gait_names) if name not in cfg.ground_tilt_gaits], dtype=np.int64)
 
 
 def tilted_gravity(tilt_rad: np.ndarray, downhill_heading_rad: np.ndarray) -> np.ndarray:

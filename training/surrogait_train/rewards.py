@@ -88,6 +88,7 @@ def balance_step(
 
 
 SWING_PROFILES = ("sine", "lift_first")  # env.gait_swing_profile
+TORQUE_LIMITS_AT = ("period_end", "physics_peak")  # reward.torque_limits_at
 
 
 def swing_path(s_swing: torch.Tensor, profile: str = "sine") -> tuple[torch.Tensor, torch.Tensor]:
@@ -140,6 +141,14 @@ def soft_range_violation(joint_pos: torch.Tensor, lower: torch.Tensor, upper: to
     return ((lower - joint_pos).clamp(min=0) + (joint_pos - upper).clamp(min=0)).sum(-1)
 
 
+def peak_torque(kp: torch.Tensor, kd: torch.Tensor, joint_targets: torch.Tensor, joint_pos: torch.Tensor,
+                joint_vel: torch.Tensor, torque_limit: torch.Tensor) -> torch.Tensor:
+    """The PD torque (N m) at a physics step's joint state: its value as the motor delivers it (at most the limit),
+    its gradient the unclipped law's, kp per radian of target, so a peak at the limit still says which way is less."""
+    asked = pd_torque(kp, kd, joint_targets, joint_pos, joint_vel)
+    return asked - (asked - asked.clamp(-torque_limit, torque_limit)).detach()
+
+
 def compute_rewards(
     state: RobotState,
     action: torch.Tensor,
@@ -163,9 +172,14 @@ def compute_rewards(
     term_means_on_host: bool = True,
     balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
     swing_profile: str = "sine",
+    peak_joint_state: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
-    `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step)."""
+    `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step).
+
+    `peak_joint_state` (joint_pos, joint_vel), each (N, 12): each joint's state at the physics step of its largest
+    PD torque in the period (`reward.torque_limits_at` "physics_peak"); torque_limits then reads the torque there.
+    """
     g = state.projected_gravity_b
     v, w = state.base_lin_vel_b, state.base_ang_vel_b
     feet_b, jac = kinematics(state.joint_pos)
@@ -187,6 +201,8 @@ def compute_rewards(
     else:
         joint_ref_err = torch.zeros_like(state.base_height)
     torque = pd_torque(kp, kd, joint_targets, state.joint_pos, state.joint_vel, torque_limit=torque_limit)
+    limits_torque = torque if peak_joint_state is None else peak_torque(kp, kd, joint_targets, *peak_joint_state,
+                                                                         torque_limit)
     if cfg.support_balance != 0.0:
         # the stance feet's centroid, horizontal in the body frame (feet_b tilted by the base's roll and pitch)
         weights = stance.float().unsqueeze(-1)
@@ -208,7 +224,7 @@ def compute_rewards(
         "base_height": cfg.base_height * (state.base_height - cfg.base_height_target_m) ** 2,
         "action_rate": cfg.action_rate * ((action - last_action) ** 2).sum(-1),
         "torque": cfg.torque * (torque**2).sum(-1),
-        "torque_limits": cfg.torque_limits * (torque.abs() - cfg.soft_torque_limit_fraction * torque_limit)
+        "torque_limits": cfg.torque_limits * (limits_torque.abs() - cfg.soft_torque_limit_fraction * torque_limit)
         .clamp(min=0).sum(-1),
         "swing_height": cfg.swing_height * ((foot_height - ref_height) ** 2).sum(-1),
         "swing_clearance": cfg.swing_clearance * (~stance * (ref_height - foot_height).clamp(min=0) ** 2).sum(-1),
