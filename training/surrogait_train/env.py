@@ -49,6 +49,7 @@ from surrogait_core.terrain import (
     make_terrain,
     set_terrain_heights,
 )
+from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, RewardConfig
 from surrogait_train.gaits import GaitBatch, gait_by_name
 from surrogait_train.kinematics import LegKinematics
@@ -507,8 +508,8 @@ class LocomotionEnv:
         layout, sdk = self.physics.layout, self.spec.sdk_from_model
         q = states[..., layout.qpos][..., 7:][..., sdk]
         dq = states[..., layout.qvel][..., 6:][..., sdk]
-        kp, kd = self.kp.double().numpy(), self.kd.double().numpy()
-        peak = np.abs(kp * (targets - q) - kd * dq).argmax(axis=1)[:, None, :]  # (N, 1, 12): the substep
+        torque = pd_torque(self.kp.double().numpy(), self.kd.double().numpy(), targets, q, dq)
+        peak = np.abs(torque).argmax(axis=1)[:, None, :]  # (N, 1, 12): the substep
         at_peak = lambda x: torch.as_tensor(np.take_along_axis(x, peak, axis=1)[:, 0], dtype=torch.float32)  # noqa: E731
         return at_peak(q), at_peak(dq)
 

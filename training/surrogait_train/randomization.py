@@ -49,7 +49,7 @@ class RobotVariation:
     @property
     def ground_tilted(self) -> bool:
         """Whether any robot's gravity is tilted (a slope, `RandomizationConfig.ground_tilt_deg`)."""
-        return bool((self.gravity_dir_w[:, 2] > -1.0).any())
+        return bool(self.tilted().any())
 
     def tilted(self) -> np.ndarray:
         """Which robots' gravity is tilted (N,) bool."""
