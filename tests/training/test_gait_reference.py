@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from surrogait_core.policy.onnx_policy import OnnxPolicy
-from surrogait_train.config import load_config
+from surrogait_train.config import ConfigError, load_config
 from surrogait_train.evaluate import command_set, evaluate_policy
 from surrogait_train.export import action_reference_of, export_onnx, parity_error
 from surrogait_train.onnx_init import PolicyFileMismatch
@@ -252,3 +252,48 @@ def test_a_stairs_run_starts_from_a_trot_file_with_its_feet_lifted_first_and_exp
         np.testing.assert_allclose(OnnxPolicy(lifted).act(obs.numpy()), stairs.actor(obs).numpy(), atol=1e-5)
         # the exported graph steps on the new path: the same networks, other targets than the trot file's
         assert not np.allclose(OnnxPolicy(lifted).act(obs.numpy()), OnnxPolicy(path).act(obs.numpy()), atol=1e-4)
+
+
+GAITS = "env.gaits=[trot,pace,bound,gallop]"
+SLOPE_STANCE_TROT_PACE = ["env.balance_step_pitch_m=0.28", "env.balance_step_pitch_gaits=[trot,pace]"]
+
+
+def test_only_the_named_gaits_reference_takes_the_slope_stance_and_the_file_knows_each_robots_gait(
+    tmp_path, tiny_overrides
+):
+    trainer = residual_trainer(tmp_path, tiny_overrides, GAITS, *SLOPE_STANCE_TROT_PACE)
+    env, reference = trainer.env, trainer.actor.reference
+    env.gait_index[:] = np.arange(env.num_envs) % 4  # trot, pace, bound, gallop, trot, ...
+    level = env.observation(env.state, env.last_action).detach()
+    start, end, scale = reference.gravity
+    tilted = level.clone()
+    # the body along a 15° slope, facing uphill: gravity leans backward in its frame
+    tilted[:, start:end] = torch.tensor([-np.sin(np.radians(15)), 0.0, -np.cos(np.radians(15))]) * scale
+    with torch.no_grad():
+        moved = (reference(tilted) - reference(level)).abs().amax(-1)
+    trot_or_pace = torch.as_tensor(env.gait_index < 2)
+    assert torch.all(moved[trot_or_pace] > 1e-3), "a trotting or pacing robot's stance moves on the slope"
+    assert torch.all(moved[~trot_or_pace] == 0), "a bounding or galloping robot's reference ignores the pitch"
+    # the reward's reference sees the same robots as the policy's (the gait index, the observed gait parameters)
+    torch.testing.assert_close(reference.pitch_stance(level), env.pitch_stance())
+    path = export_onnx(trainer.actor, env.contract, tmp_path / "stance.onnx")
+    assert parity_error(trainer.actor, path) < 1e-5  # random observations of every gait
+    assert action_reference_of(path)["balance_step_pitch_gaits"] == ["trot", "pace"]
+    with torch.no_grad():
+        expected = trainer.actor(tilted).numpy()
+    np.testing.assert_allclose(OnnxPolicy(path).act(tilted.numpy()), expected, atol=1e-5)
+    # a stage that gives every gait the stance starts from this file, under its own reference
+    every_gait = residual_trainer(tmp_path / "every", tiny_overrides, GAITS, "env.balance_step_pitch_m=0.28")
+    every_gait.init_from(path)
+    torch.testing.assert_close(every_gait.actor.net[-1].weight, trainer.actor.net[-1].weight)
+
+
+@pytest.mark.parametrize(("gaits", "named", "error"), [
+    (GAITS, "[trot,canter]", "canter not among the policy's gaits"),
+    ("env.gait=trot", "[trot]", "this policy has one gait"),
+])
+def test_slope_stance_gaits_the_policy_does_not_have_are_refused_by_name(tmp_path, tiny_overrides, gaits, named,
+                                                                         error):
+    with pytest.raises(ConfigError, match=rf"env.balance_step_pitch_gaits.*{error}"):
+        residual_trainer(tmp_path, tiny_overrides, gaits, "env.balance_step_pitch_m=0.28",
+                         f"env.balance_step_pitch_gaits={named}")

@@ -104,6 +104,10 @@ class EnvConfig:
     # m of fore-aft foot shift per unit of sin(pitch) (projected gravity x): with the base's height, the stance
     # centred under the centre of mass along gravity on a slope (rewards.balance_step); 0 = off
     balance_step_pitch_m: float = 0.0
+    # A multi-gait policy's gaits whose reference takes that fore-aft term ([] = every gait): a bounding or galloping
+    # body pitches at every stride on level ground, and the term would step its feet away from under it (training
+    # log 2026-12-07 (21)). The exported reference knows each robot's gait from its observed gait parameters.
+    balance_step_pitch_gaits: list[str] = dataclasses.field(default_factory=list)
     # Joint targets are clipped to this fraction of each joint's range, shrunk about its centre (legged_gym's
     # soft_dof_pos_limit); the exported contract carries the range and deployment clips to it too. The one
     # place this default is defined.

@@ -51,7 +51,7 @@ from surrogait_train.env import (
     gait_command_ranges,
     make_contract,
 )
-from surrogait_train.gaits import GaitBatch
+from surrogait_train.gaits import GaitBatch, named_gait_flags
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.mjx_physics import MjxPhysics
 from surrogait_train.model_variants import apply_model_variant
@@ -173,6 +173,10 @@ class DeviceLocomotionEnv:
         table = [[g.period_s, g.duty_factor, g.swing_height_m, *g.phase_offsets] for g in gaits]
         self._gait_table = torch.tensor(table, dtype=torch.float64, device=dev)  # (G, 7)
         self._gait_table_f32 = self._gait_table.float()
+        flags = named_gait_flags("env.balance_step_pitch_gaits", cfg.balance_step_pitch_gaits, self.contract.gaits)
+        # (G, 1): the gaits whose reference takes the pitch term (LocomotionEnv.pitch_stance); None: every gait's
+        self._pitch_stance_flags = (None if flags.all() else
+                                    torch.tensor(flags, dtype=torch.float32, device=dev).unsqueeze(-1))
         self._gait_vx = torch.tensor(gait_command_ranges(cfg), dtype=torch.float64, device=dev)  # (G, 2)
         self._command_low = torch.tensor([cfg.lin_vel_x[0], cfg.lin_vel_y[0], cfg.ang_vel_yaw[0]], device=dev)
         self._command_high = torch.tensor([cfg.lin_vel_x[1], cfg.lin_vel_y[1], cfg.ang_vel_yaw[1]], device=dev)
@@ -553,6 +557,7 @@ class DeviceLocomotionEnv:
             self.default_joint_pos, (self.soft_joint_pos_lower, self.soft_joint_pos_upper), self.reward_cfg,
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s, term_means_on_host=False,
             balance_step_gains=self.cfg.balance_step_gains, swing_profile=self.cfg.gait_swing_profile,
+            pitch_stance=None if self._pitch_stance_flags is None else self._pitch_stance_flags[self.gait_index],
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:

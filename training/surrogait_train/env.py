@@ -51,7 +51,7 @@ from surrogait_core.terrain import (
 )
 from surrogait_core.wire.motor_driver_law import pd_torque
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, RewardConfig
-from surrogait_train.gaits import GaitBatch, gait_by_name
+from surrogait_train.gaits import GaitBatch, gait_by_name, named_gait_flags
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.model_variants import apply_model_variant
 from surrogait_train.physics import build_pd_model, leg_dofs, make_physics, vary_model
@@ -158,7 +158,10 @@ class LocomotionEnv:
         # runs on at the gait's own rate, across switches.
         self.multi_gait = bool(self.contract.gaits)
         if self.randomization is not None:
-            self._untilted_gaits = untilted_gaits(self.randomization, [g.name for g in self.contract.gaits])
+            self._untilted_gaits = untilted_gaits(self.randomization, self.contract.gaits)
+        # (G,) 1 for the gaits whose reference takes the balance step's pitch term (EnvConfig.balance_step_pitch_gaits)
+        self._pitch_stance_flags = named_gait_flags("env.balance_step_pitch_gaits", cfg.balance_step_pitch_gaits,
+                                                    self.contract.gaits).astype(np.float32)
         self._gait_periods = np.array([g.period_s for g in self.contract.gaits])  # (G,) s
         self._gait_offsets = np.array([g.phase_offsets for g in self.contract.gaits]).reshape(-1, 4)  # (G, 4)
         self.gait_vx_ranges = np.array(gait_command_ranges(cfg))
@@ -270,6 +273,12 @@ class LocomotionEnv:
     def gait_batch(self) -> GaitBatch:
         """Each robot's gait (a multi-gait policy's)."""
         return GaitBatch.of(self.contract.gaits, self.gait_index)
+
+    def pitch_stance(self) -> torch.Tensor | None:
+        """(N, 1): the robots whose gait's reference takes the pitch term; None when every gait's does."""
+        if not self.multi_gait or self._pitch_stance_flags.all():
+            return None
+        return torch.as_tensor(self._pitch_stance_flags[self.gait_index]).unsqueeze(-1)
 
     def _reward_gait(self):
         return self.gait_batch() if self.multi_gait else self.gait
@@ -567,6 +576,7 @@ class LocomotionEnv:
             self.control_dt, self.foot_ground_offset(state), self.cfg.stand_speed_m_s,
             balance_step_gains=self.cfg.balance_step_gains, swing_profile=self.cfg.gait_swing_profile,
             peak_joint_state=self.peak_joint_state() if self.charges_physics_peak else None,
+            pitch_stance=self.pitch_stance(),
         )  # fmt: skip
         fell = (sim.base_height < self.cfg.fall_height_m) | (sim.projected_gravity_b[:, 2] > self.cfg.fall_tilt_gz)
         if self.reward_cfg.fall != 0.0:

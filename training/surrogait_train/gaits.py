@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from surrogait_core.policy.contract import GaitSpec
+from surrogait_train.config import ConfigError
 
 GAITS: dict[str, GaitSpec] = {
     "trot": GaitSpec("trot", period_s=0.5, duty_factor=0.5, phase_offsets=(0.0, 0.5, 0.5, 0.0), swing_height_m=0.08),
@@ -29,6 +30,22 @@ def gait_by_name(name: str) -> GaitSpec:
     if name not in GAITS:
         raise ValueError(f"unknown gait {name!r}; known gaits: {', '.join(GAITS)}")
     return GAITS[name]
+
+
+def named_gait_flags(key: str, names: Sequence[str], gaits: Sequence[GaitSpec]) -> np.ndarray:
+    """(G,) bool: which of a multi-gait policy's `gaits` a config key's list `names` selects ([] = every gait).
+    ConfigError, naming `key`, for a list on a one-gait policy or a name the policy does not have."""
+    gaits = tuple(gaits or ())
+    if not names:
+        return np.ones(len(gaits), dtype=bool)
+    if not gaits:
+        raise ConfigError(f"{key} names gaits of a multi-gait policy (env.gaits); this policy has one gait: "
+                          "leave it []")
+    gait_names = [g.name for g in gaits]
+    unknown = sorted(set(names) - set(gait_names))
+    if unknown:
+        raise ConfigError(f"{key}: {', '.join(unknown)} not among the policy's gaits ({', '.join(gait_names)})")
+    return np.array([name in names for name in gait_names])
 
 
 @dataclasses.dataclass(frozen=True)

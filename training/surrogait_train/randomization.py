@@ -11,10 +11,13 @@ the model as it is. The environment applies a variation to the robot's own MuJoC
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
+from surrogait_core.policy.contract import GaitSpec
 from surrogait_train.config import ConfigError, RandomizationConfig
+from surrogait_train.gaits import named_gait_flags
 
 MAX_GROUND_TILT_DEG = 30.0  # steeper than any slope a quadruped policy is asked to walk
 
@@ -118,19 +121,10 @@ def sample_variation(cfg: RandomizationConfig, rng: np.random.Generator, k: int,
     return variation
 
 
-def untilted_gaits(cfg: RandomizationConfig, gait_names: list[str]) -> np.ndarray:
-    """The indices (into `gait_names`, a multi-gait contract's gaits) of the gaits `cfg.ground_tilt_gaits` leaves on
-    level ground; empty when every gait gets the slopes. ConfigError for a name the policy does not have."""
-    if not cfg.ground_tilt_gaits:
-        return np.zeros(0, dtype=np.int64)
-    if not gait_names:
-        raise ConfigError("randomization.ground_tilt_gaits names gaits of a multi-gait policy (env.gaits); this "
-                          "policy has one gait: leave it []")
-    unknown = sorted(set(cfg.ground_tilt_gaits) - set(gait_names))
-    if unknown:
-        raise ConfigError(f"randomization.ground_tilt_gaits: {', '.join(unknown)} not among the policy's gaits "
-                          f"({', '.join(gait_names)})")
-    return np.array([i for i, name in enumerate(gait_names) if name not in cfg.ground_tilt_gaits], dtype=np.int64)
+def untilted_gaits(cfg: RandomizationConfig, gaits: Sequence[GaitSpec]) -> np.ndarray:
+    """The indices (into a multi-gait contract's `gaits`) of the gaits `cfg.ground_tilt_gaits` leaves on level
+    ground; empty when every gait gets the slopes. ConfigError for a name the policy does not have."""
+    return np.flatnonzero(~named_gait_flags("randomization.ground_tilt_gaits", cfg.ground_tilt_gaits, gaits))
 
 
 def tilted_gravity(tilt_rad: np.ndarray, downhill_heading_rad: np.ndarray) -> np.ndarray:

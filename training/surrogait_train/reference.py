@@ -20,17 +20,21 @@ the contract's own clip and soft joint range still bound the sum.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
 from surrogait_core.policy.contract import PolicyContract
-from surrogait_train.gaits import GaitBatch
+from surrogait_core.policy.gait import gait_features
+from surrogait_train.gaits import GaitBatch, named_gait_flags
 from surrogait_train.kinematics import LegKinematics
 from surrogait_train.rewards import SWING_PROFILES, balance_step, gait_reference
 
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
 BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s",
                      "balance_step_pitch_m")
+# the gaits whose reference takes the pitch term, when not every gait's (EnvConfig.balance_step_pitch_gaits)
+PITCH_GAITS_KEY = "balance_step_pitch_gaits"
 
 
 def observation_slice(contract: PolicyContract, name: str) -> tuple[int, int, float]:
@@ -60,6 +64,7 @@ class GaitReference(nn.Module):
         stand_speed_m_s: float = 0.0,
         balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
         swing_profile: str = "sine",
+        pitch_stance_gaits: tuple[str, ...] = (),
     ):
         super().__init__()
         gaits = contract.gaits or (contract.gait,)
@@ -81,6 +86,16 @@ class GaitReference(nn.Module):
         self.ang_vel = observation_slice(contract, "base_ang_vel_b")
         self.period_s, self.duty_factor = contract.gait.period_s, contract.gait.duty_factor
         self.control_dt_s = contract.control_dt_s
+        # the gaits whose reference takes the balance step's pitch term; a robot's gait is the one whose parameters
+        # lie nearest its observed gait_params (exact in training and deployment; nearest, so a float's rounding or a
+        # blend between two gaits still picks one)
+        flags = named_gait_flags("env.balance_step_pitch_gaits", tuple(pitch_stance_gaits), contract.gaits)
+        self.pitch_stance_gaits = (tuple(g.name for g, on in zip(contract.gaits, flags, strict=True) if on)
+                                   if not flags.all() else ())
+        if self.pitch_stance_gaits:
+            self.register_buffer("gait_feature_table", torch.tensor(
+                np.array([gait_features(g) for g in contract.gaits]), dtype=torch.float32), persistent=False)
+            self.register_buffer("pitch_stance_flags", torch.tensor(flags, dtype=torch.float32), persistent=False)
         # constants of the contract and the robot model: they follow the module to a device, no checkpoint stores them
         for name, value in (("nominal_feet_b", nominal_feet_b.detach().clone()),
                             ("default_joint_pos", contract.default_joint_pos),
@@ -98,6 +113,8 @@ class GaitReference(nn.Module):
             described.update({k: gains[k] for k in BALANCE_STEP_KEYS[:3]})
         if gains.get("balance_step_pitch_m"):
             described["balance_step_pitch_m"] = gains["balance_step_pitch_m"]
+            if self.pitch_stance_gaits:
+                described[PITCH_GAITS_KEY] = list(self.pitch_stance_gaits)
         if self.swing_profile != "sine":  # files made before the profile existed stepped on the sine
             described["swing_profile"] = self.swing_profile
         return described
@@ -115,6 +132,14 @@ class GaitReference(nn.Module):
         params = self._term(obs, self.gait_params)
         return GaitBatch(params[:, 0:1], params[:, 1:2], params[:, 2:6], ones * self.swing_height_m)
 
+    def pitch_stance(self, obs: torch.Tensor) -> torch.Tensor | None:
+        """(N, 1), 1 for the robots whose gait takes the pitch term, 0 for the others; None: every robot's does."""
+        if not self.pitch_stance_gaits:
+            return None
+        params = self._term(obs, self.gait_params)
+        nearest = ((params.unsqueeze(1) - self.gait_feature_table) ** 2).sum(-1).argmin(-1)  # (N,)
+        return self.pitch_stance_flags[nearest].unsqueeze(-1)
+
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         # the clock and the command carry no gradient; a balance step feeds back the body's roll and turning,
         # and the trainer's gradient goes through it (a step now changes the roll the reference answers next)
@@ -126,7 +151,8 @@ class GaitReference(nn.Module):
                                      + self.control_dt_s / gait.period_s, 1.0)
             command = self._term(obs.detach(), self.command)
             shift = (balance_step(self._term(obs, self.gravity), self._term(obs, self.ang_vel), command,
-                                  self.nominal_feet_b, self.balance_step_gains) if feedback else None)
+                                  self.nominal_feet_b, self.balance_step_gains, self.pitch_stance(obs.detach()))
+                     if feedback else None)
             ref_xy, ref_height, _ = gait_reference(gait, phases, command, self.nominal_feet_b, self.foot_radius_m,
                                                    self.stand_speed_m_s, shift, self.swing_profile)
             z = self.nominal_feet_b[:, 2] + ref_height - self.foot_radius_m

@@ -56,11 +56,11 @@ BALANCE_STEP_PITCH_MAX_M = 0.1
 
 def balance_step(
     projected_gravity_b: torch.Tensor, base_ang_vel_b: torch.Tensor, command: torch.Tensor,
-    nominal_feet_b: torch.Tensor, gains: tuple[float, ...],
+    nominal_feet_b: torch.Tensor, gains: tuple[float, ...], pitch_stance: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """m: how far each foot's reference moves to catch the body (N, 4, 2), Raibert's foot placement on what the
     policy observes; `gains` = (m per unit sin(roll), m per rad/s of roll rate, s on the yaw-rate error[, m per
-    unit sin(pitch)]).
+    unit sin(pitch)]); `pitch_stance` (N, 1), 1 or 0: the robots whose gait takes the fore-aft term (None = all).
 
     Sideways: on a pace each step stands on one side's two feet and the body, beside that line, falls to the
     other side. The policy observes no body velocity, but the fall about the stance line is a roll: a roll
@@ -72,7 +72,8 @@ def balance_step(
     -sin(pitch) facing uphill); the reference's stance, centred under the hips, then holds the centre of mass
     h tan(pitch) behind its feet and the robot tips back down the slope. Moving every foot by pitch_m g_x (pitch_m
     = the base's height: h sin(pitch), 7 cm at 15° for a Go2) centres the stance under the centre of mass along
-    gravity; on level ground it is zero.
+    gravity; on level ground it is zero. Not for every gait: a bounding or galloping body pitches at every stride on
+    level ground, and the term would step its feet away from under it (`env.balance_step_pitch_gaits`).
     """
     roll_m, roll_rate_m_s, yaw_rate_s = gains[:3]
     pitch_m = gains[3] if len(gains) > 3 else 0.0
@@ -83,6 +84,8 @@ def balance_step(
     shift = torch.stack([dx, dy], dim=-1).clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
     if pitch_m:
         fore_aft = (pitch_m * projected_gravity_b[:, 0:1]).clamp(-BALANCE_STEP_PITCH_MAX_M, BALANCE_STEP_PITCH_MAX_M)
+        if pitch_stance is not None:
+            fore_aft = fore_aft * pitch_stance
         shift = shift + torch.stack([fore_aft.expand_as(dx), torch.zeros_like(dy)], dim=-1)
     return shift
 
@@ -173,12 +176,14 @@ def compute_rewards(
     balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
     swing_profile: str = "sine",
     peak_joint_state: tuple[torch.Tensor, torch.Tensor] | None = None,
+    pitch_stance: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Total reward (N,) and, for logging, each weighted term's mean over the robots: floats, or with
     `term_means_on_host=False` 0-dim tensors where the robots are (no device-to-host copy every step).
 
     `peak_joint_state` (joint_pos, joint_vel), each (N, 12): each joint's state at the physics step of its largest
     PD torque in the period (`reward.torque_limits_at` "physics_peak"); torque_limits then reads the torque there.
+    `pitch_stance` (N, 1): the robots whose gait's reference takes the balance step's fore-aft term (`balance_step`).
     """
     g = state.projected_gravity_b
     v, w = state.base_lin_vel_b, state.base_ang_vel_b
@@ -191,7 +196,8 @@ def compute_rewards(
     feet_vel = v.unsqueeze(1) + torch.cross(w.unsqueeze(1).expand_as(feet_b), feet_b, dim=-1) + feet_vel_rel
     feet_vel_h = feet_vel - (feet_vel * up).sum(-1, keepdim=True) * up
     # the reference the residual actor steps to, its balance step included (`reference.GaitReference`)
-    shift = balance_step(g, w, command, nominal_feet_b, balance_step_gains) if any(balance_step_gains) else None
+    shift = (balance_step(g, w, command, nominal_feet_b, balance_step_gains, pitch_stance)
+             if any(balance_step_gains) else None)
     ref_xy, ref_height, stance = gait_reference(gait, phases, command, nominal_feet_b, foot_radius_m,
                                                 stand_speed_m_s, shift, swing_profile)
     if cfg.joint_ref != 0.0:

@@ -73,7 +73,7 @@ class SHAC:
         if cfg.residual_reference:
             reference = GaitReference(env.contract, env.kinematics, env.nominal_feet_b, env.spec.foot_radius_m,
                                       env.cfg.stand_speed_m_s, env.cfg.balance_step_gains,
-                                      env.cfg.gait_swing_profile)
+                                      env.cfg.gait_swing_profile, tuple(env.cfg.balance_step_pitch_gaits))
         self.actor = Actor(env.obs_size, env.action_size, cfg.actor_hidden, cfg.obs_norm_min_std, reference)
         self.actor = self.actor.to(self.device)
         self.action_noise_std = cfg.action_noise_std  # annealed by the trainer (LearnerConfig.action_noise_final_std)

@@ -23,7 +23,7 @@ from surrogait_train.env import make_contract
 from surrogait_train.export import action_reference_of
 from surrogait_train.onnx_init import PolicyFileMismatch, floor_note, load_policy_file
 from surrogait_train.provenance import git_commit, stages_of
-from surrogait_train.reference import BALANCE_STEP_KEYS
+from surrogait_train.reference import BALANCE_STEP_KEYS, PITCH_GAITS_KEY
 from surrogait_train.shac import SHAC, IterationStats
 from surrogait_train.surrogate import Surrogate
 from surrogait_train.widen import appended_size, widen_learner_state
@@ -321,7 +321,7 @@ class Trainer:
 # What a fine-tune may change in the residual's reference: its balance step's feedback gains, its swing apex and
 # path. The network's inputs and outputs mean the same (a residual on the same clock-driven steps, raised, reshaped
 # or shifted), so a trot may start a higher-stepping one for stairs.
-TUNABLE_REFERENCE_KEYS = {*BALANCE_STEP_KEYS, "swing_height_m", "swing_profile"}
+TUNABLE_REFERENCE_KEYS = {*BALANCE_STEP_KEYS, PITCH_GAITS_KEY, "swing_height_m", "swing_profile"}
 
 
 def _tunable_part_removed(reference: dict | None) -> dict | None:
@@ -341,7 +341,7 @@ def _reference_changes(file_reference: dict | None, run_reference: dict | None) 
     if file_ref.get("swing_profile", "sine") != run_ref.get("swing_profile", "sine"):
         changes.append(f"reference swing path ({run_ref.get('swing_profile', 'sine')}, the file's "
                        f"{file_ref.get('swing_profile', 'sine')})")
-    if any(file_ref.get(k) != run_ref.get(k) for k in BALANCE_STEP_KEYS):
+    if any(file_ref.get(k) != run_ref.get(k) for k in (*BALANCE_STEP_KEYS, PITCH_GAITS_KEY)):
         changes.append("reference balance step")
     return changes
 
