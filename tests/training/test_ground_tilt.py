@@ -9,7 +9,7 @@ import torch
 
 from surrogait_train.config import ConfigError, EnvConfig, RandomizationConfig, SurrogateConfig
 from surrogait_train.env import LocomotionEnv
-from surrogait_train.randomization import tilted_gravity
+from surrogait_train.randomization import sample_variation, tilted_gravity
 from surrogait_train.surrogate import Surrogate
 
 STILL = dict(friction=[1.0, 1.0], added_base_mass_kg=[0.0, 0.0], base_com_offset_m=0.0, kp_scale=[1.0, 1.0],
@@ -132,3 +132,21 @@ def test_a_slope_gait_the_policy_does_not_have_is_refused_by_name():
     with pytest.raises(ConfigError, match="this policy has one gait"):
         r = RandomizationConfig(enabled=True, ground_tilt_deg=[5.0, 10.0], ground_tilt_gaits=["trot"], **STILL)
         LocomotionEnv(EnvConfig(num_envs=2, num_threads=1), seed=0, randomization=r)
+
+
+def test_a_tilt_share_leaves_the_rest_of_the_robots_on_level_ground_and_the_tilted_ones_as_before():
+    rng_all, rng_share = np.random.default_rng(5), np.random.default_rng(5)
+    every = sample_variation(RandomizationConfig(ground_tilt_deg=[10.0, 10.0], **STILL), rng_all, 400, 0.005)
+    share = sample_variation(RandomizationConfig(ground_tilt_deg=[10.0, 10.0], ground_tilt_share=0.25, **STILL),
+                             rng_share, 400, 0.005)
+    tilted = share.tilted()
+    assert every.tilted().all() and 60 < tilted.sum() < 140  # a quarter of 400 (binomial sd 8.7)
+    np.testing.assert_array_equal(share.gravity_dir_w[tilted], every.gravity_dir_w[tilted])  # the same slopes
+    np.testing.assert_array_equal(share.gravity_dir_w[~tilted], np.tile([0.0, 0.0, -1.0], ((~tilted).sum(), 1)))
+
+
+@pytest.mark.parametrize("share", [0.0, 1.5])
+def test_a_tilt_share_outside_zero_to_one_is_refused_by_name(share):
+    with pytest.raises(ConfigError, match="ground_tilt_share"):
+        LocomotionEnv(EnvConfig(num_envs=2, num_threads=1), seed=0, randomization=RandomizationConfig(
+            enabled=True, ground_tilt_deg=[0.0, 10.0], ground_tilt_share=share, **STILL))

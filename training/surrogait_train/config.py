@@ -156,6 +156,10 @@ class RandomizationConfig:
     # A multi-gait policy's gaits that get those slopes ([] = every gait): a robot in another gait stands on level
     # ground, and a robot on a slope switches only to one of these (the bound and the gallop are not asked to climb)
     ground_tilt_gaits: list[str] = dataclasses.field(default_factory=list)
+    # The share of those robots drawn onto a slope each episode; the others walk on level ground. Every robot tilted
+    # (1.0), a slope stage never walks on the level, and the multi-gait trot lost its flat-ground tracking there
+    # (training log 2026-12-07 (22))
+    ground_tilt_share: float = 1.0
     joint_pos_noise_rad: float = 0.01
     joint_vel_noise_rad_s: float = 0.5
     gyro_noise_rad_s: float = 0.1

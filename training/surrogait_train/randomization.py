@@ -84,6 +84,9 @@ def validate(cfg: RandomizationConfig, physics_dt_s: float, substeps: int) -> No
                                 <= cfg.ground_tilt_deg[1] <= MAX_GROUND_TILT_DEG):
         raise ConfigError(f"randomization.ground_tilt_deg must be [] (level ground) or [low, high] with "
                           f"0 <= low <= high <= {MAX_GROUND_TILT_DEG:g}, got {cfg.ground_tilt_deg}")
+    if not 0.0 < cfg.ground_tilt_share <= 1.0:
+        raise ConfigError(f"randomization.ground_tilt_share is the share of robots on a slope, in (0, 1]; got "
+                          f"{cfg.ground_tilt_share}")
     if cfg.friction[0] <= 0 or cfg.kp_scale[0] <= 0 or cfg.kd_scale[0] < 0:
         raise ConfigError("randomization: friction and kp_scale must stay above 0, kd_scale at or above 0")
     if cfg.push_interval_s[0] <= 0:
@@ -118,6 +121,8 @@ def sample_variation(cfg: RandomizationConfig, rng: np.random.Generator, k: int,
     if cfg.ground_tilt_deg:
         variation.gravity_dir_w = tilted_gravity(rng.uniform(*np.radians(cfg.ground_tilt_deg), size=k),
                                                  rng.uniform(0, 2 * np.pi, size=k))
+        if cfg.ground_tilt_share < 1.0:
+            variation.gravity_dir_w[rng.random(k) >= cfg.ground_tilt_share] = (0.0, 0.0, -1.0)
     return variation
 
 
