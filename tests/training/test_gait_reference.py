@@ -297,3 +297,21 @@ def test_slope_stance_gaits_the_policy_does_not_have_are_refused_by_name(tmp_pat
     with pytest.raises(ConfigError, match=rf"env.balance_step_pitch_gaits.*{error}"):
         residual_trainer(tmp_path, tiny_overrides, gaits, "env.balance_step_pitch_m=0.28",
                          f"env.balance_step_pitch_gaits={named}")
+
+
+def test_the_slope_stance_beyond_its_deadband_ignores_a_strides_pitch_and_answers_the_slopes_excess():
+    feet = torch.tensor([[0.18, -0.17, -0.3], [0.18, 0.17, -0.3], [-0.27, -0.17, -0.3], [-0.27, 0.17, -0.3]])
+    deadband = np.sin(np.radians(5.0))
+    # a stride's 3° pitch on level ground; a 15° slope facing uphill; facing downhill
+    pitches = np.radians([3.0, 15.0, -15.0])
+    gravity_b = torch.tensor(np.stack([-np.sin(pitches), 0 * pitches, -np.cos(pitches)], -1), dtype=torch.float32)
+    shift = balance_step(gravity_b, torch.zeros(3, 3), torch.zeros(3, 3), feet, (0.0, 0.0, 0.0, 0.42, deadband))
+    expected_x = torch.tensor([0.0, -0.42 * (np.sin(pitches[1]) - deadband), 0.42 * (np.sin(pitches[1]) - deadband)],
+                              dtype=torch.float32)
+    torch.testing.assert_close(shift[..., 0], expected_x[:, None].expand(3, 4))
+
+
+def test_a_deadband_that_is_not_a_part_of_sin_pitch_is_refused_by_name(tmp_path, tiny_overrides):
+    with pytest.raises(ConfigError, match="balance_step_pitch_deadband"):
+        residual_trainer(tmp_path, tiny_overrides, "env.balance_step_pitch_m=0.28",
+                         "env.balance_step_pitch_deadband=-0.1")

@@ -104,6 +104,10 @@ class EnvConfig:
     # m of fore-aft foot shift per unit of sin(pitch) (projected gravity x): with the base's height, the stance
     # centred under the centre of mass along gravity on a slope (rewards.balance_step); 0 = off
     balance_step_pitch_m: float = 0.0
+    # The part of sin(pitch) (projected gravity x) that term ignores: the stance answers only the pitch beyond it
+    # (gx - clip(gx, -d, d)). A trot pitches a few degrees as it walks on level ground, and the stance stepping to
+    # that cost its flat-ground tracking (training log 2026-12-07 (22)); 0 = the whole pitch
+    balance_step_pitch_deadband: float = 0.0
     # A multi-gait policy's gaits whose reference takes that fore-aft term ([] = every gait): a bounding or galloping
     # body pitches at every stride on level ground, and the term would step its feet away from under it (training
     # log 2026-12-07 (21)). The exported reference knows each robot's gait from its observed gait parameters.
@@ -123,9 +127,12 @@ class EnvConfig:
     observe_base_lin_vel: bool = False
 
     @property
-    def balance_step_gains(self) -> tuple[float, float, float, float]:
+    def balance_step_gains(self) -> tuple[float, float, float, float, float]:
+        if not 0.0 <= self.balance_step_pitch_deadband < 1.0:
+            raise ConfigError("env.balance_step_pitch_deadband is a part of sin(pitch), in [0, 1) (0.087: 5 degrees); "
+                              f"got {self.balance_step_pitch_deadband}")
         return (self.balance_step_roll_m, self.balance_step_roll_rate_m_s, self.balance_step_yaw_rate_s,
-                self.balance_step_pitch_m)
+                self.balance_step_pitch_m, self.balance_step_pitch_deadband)
 
 
 @dataclasses.dataclass

@@ -32,7 +32,7 @@ from surrogait_train.rewards import SWING_PROFILES, balance_step, gait_reference
 
 # the balance step's gains as the policy file's metadata names them (EnvConfig's keys)
 BALANCE_STEP_KEYS = ("balance_step_roll_m", "balance_step_roll_rate_m_s", "balance_step_yaw_rate_s",
-                     "balance_step_pitch_m")
+                     "balance_step_pitch_m", "balance_step_pitch_deadband")
 # the gaits whose reference takes the pitch term, when not every gait's (EnvConfig.balance_step_pitch_gaits)
 PITCH_GAITS_KEY = "balance_step_pitch_gaits"
 
@@ -62,7 +62,7 @@ class GaitReference(nn.Module):
         nominal_feet_b: torch.Tensor,
         foot_radius_m: float,
         stand_speed_m_s: float = 0.0,
-        balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+        balance_step_gains: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0),
         swing_profile: str = "sine",
         pitch_stance_gaits: tuple[str, ...] = (),
     ):
@@ -113,6 +113,8 @@ class GaitReference(nn.Module):
             described.update({k: gains[k] for k in BALANCE_STEP_KEYS[:3]})
         if gains.get("balance_step_pitch_m"):
             described["balance_step_pitch_m"] = gains["balance_step_pitch_m"]
+            if gains.get("balance_step_pitch_deadband"):
+                described["balance_step_pitch_deadband"] = gains["balance_step_pitch_deadband"]
             if self.pitch_stance_gaits:
                 described[PITCH_GAITS_KEY] = list(self.pitch_stance_gaits)
         if self.swing_profile != "sine":  # files made before the profile existed stepped on the sine

@@ -60,7 +60,8 @@ def balance_step(
 ) -> torch.Tensor:
     """m: how far each foot's reference moves to catch the body (N, 4, 2), Raibert's foot placement on what the
     policy observes; `gains` = (m per unit sin(roll), m per rad/s of roll rate, s on the yaw-rate error[, m per
-    unit sin(pitch)]); `pitch_stance` (N, 1), 1 or 0: the robots whose gait takes the fore-aft term (None = all).
+    unit sin(pitch)[, the sin(pitch) it ignores]]); `pitch_stance` (N, 1), 1 or 0: the robots whose gait takes the
+    fore-aft term (None = all).
 
     Sideways: on a pace each step stands on one side's two feet and the body, beside that line, falls to the
     other side. The policy observes no body velocity, but the fall about the stance line is a roll: a roll
@@ -77,13 +78,17 @@ def balance_step(
     """
     roll_m, roll_rate_m_s, yaw_rate_s = gains[:3]
     pitch_m = gains[3] if len(gains) > 3 else 0.0
+    pitch_deadband = gains[4] if len(gains) > 4 else 0.0
     sideways = roll_m * projected_gravity_b[:, 1:2] - roll_rate_m_s * base_ang_vel_b[:, 0:1]  # (N, 1)
     yaw_error = base_ang_vel_b[:, 2:3] - command[:, 2:3]  # rad/s, (N, 1)
     dx = -yaw_rate_s * yaw_error * nominal_feet_b[:, 1]
     dy = sideways + yaw_rate_s * yaw_error * nominal_feet_b[:, 0]
     shift = torch.stack([dx, dy], dim=-1).clamp(-BALANCE_STEP_MAX_M, BALANCE_STEP_MAX_M)
     if pitch_m:
-        fore_aft = (pitch_m * projected_gravity_b[:, 0:1]).clamp(-BALANCE_STEP_PITCH_MAX_M, BALANCE_STEP_PITCH_MAX_M)
+        gx = projected_gravity_b[:, 0:1]
+        if pitch_deadband:  # the stride's own pitching on level ground is the policy's; a slope's is the stance's
+            gx = gx - gx.clamp(-pitch_deadband, pitch_deadband)
+        fore_aft = (pitch_m * gx).clamp(-BALANCE_STEP_PITCH_MAX_M, BALANCE_STEP_PITCH_MAX_M)
         if pitch_stance is not None:
             fore_aft = fore_aft * pitch_stance
         shift = shift + torch.stack([fore_aft.expand_as(dx), torch.zeros_like(dy)], dim=-1)
