@@ -150,8 +150,9 @@ GO2_WRITER = textwrap.dedent("""
     cmd, sent = go2_wire.new_lowcmd(), []
     for i in range(n):
         cmd.motor_cmd[0].kd = i * 1e-3
-        sent.append(time.monotonic())
+        before = time.monotonic()
         writer.write(cmd)
+        sent.append((before, time.monotonic()))
         time.sleep(0.002)
     print(json.dumps(sent), flush=True)
     time.sleep(0.5)  # reliable delivery of the last samples before the participant goes
@@ -185,6 +186,11 @@ def test_the_go2_observer_loses_no_command_and_times_each_when_sent_even_when_it
     assert seen["overflows"] == 0
     assert len(seen["kd0"]) == n, "every command reached the observer"
     np.testing.assert_allclose(seen["kd0"], np.arange(n) * 1e-3, atol=1e-6)  # in the order sent
-    # Each one timed by its source timestamp, when it was written, not when the stopped observer took it.
-    lateness = np.array(seen["arrivals"]) - np.array(sent)
-    assert lateness.min() > -1e-3 and lateness.max() < 5e-3, (lateness.min(), lateness.max())
+    # Each one timed by its source timestamp, when it was written, not when the stopped observer took it (0.2 s and
+    # more later): inside its write call. The stamp is CLOCK_REALTIME converted to monotonic, a millisecond's
+    # allowance either way. Bracketing the call, not only its start: a writer preempted between reading the clock
+    # and writing (10 ms on this 2-core machine with the pure tests beside it) is no fault of the observer.
+    arrivals = np.array(seen["arrivals"])
+    before, after = np.array(sent).T
+    assert np.all(before - 1e-3 <= arrivals) and np.all(arrivals <= after + 1e-3), (
+        (arrivals - before).min(), (arrivals - after).max())
